@@ -1,0 +1,1 @@
+"""Pure functions over event tables: tables in, arrays and dataclasses out; nothing is drawn here."""

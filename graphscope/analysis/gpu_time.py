@@ -1,0 +1,113 @@
+"""GPU busy and idle time per device and per stream, and idle gaps classified by their cause."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from graphscope.analysis import intervals
+from graphscope.analysis.correlation import Correlation
+from graphscope.core.table import Table
+from graphscope.trace.model import Trace
+
+WORK_KINDS = ("kernels", "memcpy", "memset", "graph_launches")
+
+
+def gpu_work(trace: Trace, correlation: Correlation) -> Table:
+    """All GPU work in one table sorted by start: kind (index into WORK_KINDS), source row, launching
+    API row (-1 if unrecorded), process, device, context, stream, start, end.
+
+    Whole-graph rows (graph trace mode) count as work: their nodes have no rows of their own.
+    """
+    parts = []
+    for kind_index, kind in enumerate(WORK_KINDS):
+        table = getattr(trace, kind)
+        if len(table):
+            parts.append(
+                {
+                    "kind": np.full(len(table), kind_index, dtype=np.int8),
+                    "source_row": np.arange(len(table), dtype=np.int64),
+                    "api_row": correlation.api_row[kind],
+                    **{c: table[c] for c in ("process", "device", "context", "stream", "start", "end")},
+                }
+            )
+    if not parts:
+        dtypes = {
+            "kind": np.int8,
+            "source_row": np.int64,
+            "api_row": np.int64,
+            "process": np.int32,
+            "device": np.int32,
+            "context": np.int32,
+            "stream": np.int32,
+            "start": np.int64,
+            "end": np.int64,
+        }
+        return Table.empty(dtypes)
+    work = Table({name: np.concatenate([p[name] for p in parts]) for name in parts[0]})
+    order = intervals.start_order(work.start)
+    return work if isinstance(order, slice) else work.take(order)
+
+
+@dataclass(frozen=True)
+class DeviceTime:
+    device: int
+    first_ns: int
+    last_ns: int
+    busy_ns: int
+
+    @property
+    def idle_ns(self) -> int:
+        return self.last_ns - self.first_ns - self.busy_ns
+
+    @property
+    def utilization(self) -> float:
+        window = self.last_ns - self.first_ns
+        return self.busy_ns / window if window > 0 else 0.0
+
+
+def device_time(work: Table) -> list[DeviceTime]:
+    """Busy time (union of all work) and the active window per device ordinal."""
+    result = []
+    for device in np.unique(work.device):
+        mine = work.device == device
+        start, end = work.start[mine], work.end[mine]
+        result.append(DeviceTime(int(device), int(start.min()), int(end.max()), intervals.covered_ns(start, end)))
+    return result
+
+
+@dataclass
+class IdleGaps:
+    """Idle gaps on one device (or stream): when, and whether the GPU was waiting for the CPU to submit."""
+
+    start: np.ndarray
+    end: np.ndarray
+    host_wait: np.ndarray  # True: the next work's launch call had not returned when the GPU went idle
+    unknown: np.ndarray  # True: the next work has no recorded launch call
+
+    @property
+    def total_ns(self) -> int:
+        return int((self.end - self.start).sum())
+
+    @property
+    def host_wait_ns(self) -> int:
+        return int((self.end - self.start)[self.host_wait].sum())
+
+
+def idle_gaps(trace: Trace, work: Table, device: int, stream: int | None = None) -> IdleGaps:
+    """Gaps in GPU work on a device (or one of its streams), classified as host-wait or other.
+
+    A gap is host-wait when the call that launched the work ending the gap had not returned when
+    the gap began: the GPU had nothing queued and waited for the CPU to submit. Otherwise the work
+    was already queued and waited on something else (a dependency, a synchronisation, a copy engine).
+    """
+    mine = work.device == device
+    if stream is not None:
+        mine &= work.stream == stream
+    start, end, calls = work.start[mine], work.end[mine], work.api_row[mine]
+    gap_start, gap_end, next_index = intervals.gaps(start, end)
+    calls = calls[next_index]
+    known = calls >= 0
+    call_end = trace.api.end[np.maximum(calls, 0)] if len(trace.api) else np.zeros(len(calls), np.int64)
+    return IdleGaps(gap_start, gap_end, known & (call_end >= gap_start), ~known)

@@ -1,0 +1,128 @@
+"""CUDA graph launches seen on the GPU: per launch span and node count, per node durations over launches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from graphscope.analysis.correlation import Correlation
+from graphscope.analysis.kernel_stats import grouped_stats
+from graphscope.core.table import Table
+from graphscope.trace.model import Trace
+
+NODE_KINDS = ("kernels", "memcpy", "memset")
+
+
+def node_activities(trace: Trace) -> Table:
+    """Every GPU row that executed a graph node (node trace mode): kind, row, process, correlation, node, times."""
+    parts = []
+    for kind_index, kind in enumerate(NODE_KINDS):
+        table = getattr(trace, kind)
+        rows = np.flatnonzero(table.graph_node >= 0) if len(table) else np.empty(0, np.int64)
+        if len(rows):
+            parts.append(
+                {
+                    "kind": np.full(len(rows), kind_index, dtype=np.int8),
+                    "source_row": rows,
+                    "process": table.process[rows],
+                    "correlation": table.correlation[rows],
+                    "node": table.graph_node[rows],
+                    "stream": table.stream[rows],
+                    "start": table.start[rows],
+                    "end": table.end[rows],
+                }
+            )
+    if not parts:
+        return Table.empty(
+            {
+                "kind": np.int8,
+                "source_row": np.int64,
+                "process": np.int32,
+                "correlation": np.int64,
+                "node": np.int64,
+                "stream": np.int32,
+                "start": np.int64,
+                "end": np.int64,
+            }
+        )
+    return Table({name: np.concatenate([p[name] for p in parts]) for name in parts[0]})
+
+
+@dataclass
+class GraphLaunches:
+    """One entry per graph launch seen on the GPU (node mode: grouped node activities; graph mode: whole rows)."""
+
+    api_row: np.ndarray  # the cudaGraphLaunch call (-1 when not recorded)
+    start: np.ndarray
+    end: np.ndarray
+    nodes: np.ndarray  # node activities in the launch; -1 in graph mode, where nodes are not traced
+    graph_id: np.ndarray
+    streams: np.ndarray  # distinct streams the launch ran on (1 in graph mode)
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    @property
+    def span_ns(self) -> np.ndarray:
+        return self.end - self.start
+
+
+def graph_launches(trace: Trace, correlation: Correlation, nodes: Table | None = None) -> GraphLaunches:
+    """Group node activities by launch (process, correlationId) and append whole-graph rows."""
+    nodes = node_activities(trace) if nodes is None else nodes
+    api_rows, starts, ends, counts, graph_ids, streams = [], [], [], [], [], []
+    if len(nodes):
+        key = (nodes.process.astype(np.int64) << 32) | (nodes.correlation & 0xFFFFFFFF)
+        order = np.lexsort((nodes.stream, key))
+        k = key[order]
+        first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+        starts.append(np.minimum.reduceat(nodes.start[order], first))
+        ends.append(np.maximum.reduceat(nodes.end[order], first))
+        counts.append(np.diff(np.r_[first, len(k)]))
+        graph_ids.append(nodes.node[order][first] >> 32)
+        stream_sorted = nodes.stream[order]
+        new_stream = np.r_[True, (k[1:] != k[:-1]) | (stream_sorted[1:] != stream_sorted[:-1])]
+        streams.append(np.add.reduceat(new_stream.astype(np.int64), first))
+        call = np.full(len(first), -1, dtype=np.int64)
+        for kind_index, kind in enumerate(NODE_KINDS):
+            sel = nodes.kind[order][first] == kind_index
+            call[sel] = correlation.api_row[kind][nodes.source_row[order][first][sel]]
+        api_rows.append(call)
+    whole = trace.graph_launches
+    if len(whole):
+        api_rows.append(correlation.api_row["graph_launches"])
+        starts.append(whole.start)
+        ends.append(whole.end)
+        counts.append(np.full(len(whole), -1, dtype=np.int64))
+        graph_ids.append(whole.graph_id)
+        streams.append(np.ones(len(whole), dtype=np.int64))
+    if not starts:
+        empty = np.empty(0, np.int64)
+        return GraphLaunches(empty, empty, empty, empty, empty, empty)
+    result = [np.concatenate(parts) for parts in (api_rows, starts, ends, counts, graph_ids, streams)]
+    order = np.argsort(result[1], kind="stable")
+    return GraphLaunches(*(array[order] for array in result))
+
+
+def node_durations(trace: Trace, nodes: Table | None = None) -> Table:
+    """Per executed graph node (process, graphNodeId): duration statistics over launches, kind and name.
+
+    `name` is the kernel's short-name symbol for kernel nodes and -1 for copies and memsets.
+    """
+    nodes = node_activities(trace) if nodes is None else nodes
+    key = (nodes.process.astype(np.int64) << 48) ^ nodes.node
+    stats = grouped_stats(key, nodes.end - nodes.start)
+    if not len(stats):
+        return stats.with_columns(
+            node=stats.key, kind=np.empty(0, np.int8), name=np.empty(0, np.int64), stream=np.empty(0, np.int32)
+        )
+    first = np.unique(key, return_index=True)
+    at = dict(zip(first[0].tolist(), first[1].tolist()))
+    rows = np.array([at[k] for k in stats.key.tolist()], dtype=np.int64)
+    kind = nodes.kind[rows]
+    name = np.full(len(rows), -1, dtype=np.int64)
+    is_kernel = kind == 0
+    name[is_kernel] = trace.kernels.short_name[nodes.source_row[rows][is_kernel]]
+    stats = stats.with_columns(node=nodes.node[rows], kind=kind, name=name, stream=nodes.stream[rows])
+    return stats.take(np.argsort(stats.node, kind="stable"))

@@ -1,0 +1,102 @@
+"""Per launch call: how long the CPU spent in it, how soon the GPU started, how deep the stream queue was."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from graphscope.core.symbols import SymbolTable
+from graphscope.core.table import Table
+from graphscope.trace.model import Trace
+from graphscope.trace.schema import ApiKind, classify_api
+
+
+def api_kinds(symbols: SymbolTable, name_ids: np.ndarray) -> np.ndarray:
+    """`ApiKind` of every API row, classifying each distinct name once (a lookup table, no sort)."""
+    if len(name_ids) == 0:
+        return np.empty(0, dtype=np.int8)
+    size = max(len(symbols), int(name_ids.max()) + 1)
+    present = np.zeros(size, dtype=bool)
+    present[name_ids[name_ids >= 0]] = True
+    lookup = np.zeros(size + 1, dtype=np.int8)  # the extra last slot answers id -1
+    for symbol_id in np.flatnonzero(present).tolist():
+        lookup[symbol_id] = classify_api(symbols.name(symbol_id))
+    return lookup[name_ids]
+
+
+@dataclass
+class LaunchMetrics:
+    """One entry per kernel-launch or graph-launch call (rows of `trace.api`)."""
+
+    rows: np.ndarray  # api row index
+    kind: np.ndarray  # ApiKind.KERNEL_LAUNCH or ApiKind.GRAPH_LAUNCH
+    api_ns: np.ndarray  # time inside the call
+    latency_ns: np.ndarray  # first GPU start - call start (NaN: no GPU work recorded)
+    after_return_ns: np.ndarray  # first GPU start - call end (negative: started before the call returned)
+    queue_depth: np.ndarray  # work submitted to the same stream and not finished when the call began (-1: unknown)
+
+    def of_kind(self, kind: ApiKind) -> np.ndarray:
+        return self.kind == int(kind)
+
+
+def launch_metrics(trace: Trace, work: Table) -> LaunchMetrics:
+    """Launch duration, latency and queue depth for every launch call. `work` is `gpu_work(...)`."""
+    api = trace.api
+    kinds = api_kinds(trace.symbols, api.name)
+    rows = np.flatnonzero((kinds == ApiKind.KERNEL_LAUNCH) | (kinds == ApiKind.GRAPH_LAUNCH))
+    first = _first_activity(len(api), work)
+    has_work = first[rows] >= 0
+    first_start = np.full(len(rows), -1, dtype=np.int64)
+    first_start[has_work] = work.start[first[rows][has_work]]
+    latency = np.where(has_work, first_start - api.start[rows], np.nan)
+    after_return = np.where(has_work, first_start - api.end[rows], np.nan)
+    depth = _queue_depth(api, work, first)[rows]
+    return LaunchMetrics(rows, kinds[rows], (api.end - api.start)[rows], latency, after_return, depth)
+
+
+def _first_activity(api_rows: int, work: Table) -> np.ndarray:
+    """Per API row, the index in `work` (sorted by start) of the earliest work it caused; -1 if none."""
+    first = np.full(api_rows + 1, len(work), dtype=np.int64)
+    linked = np.flatnonzero(work.api_row >= 0)
+    np.minimum.at(first, work.api_row[linked], linked)
+    first = first[:api_rows]
+    first[first == len(work)] = -1
+    return first
+
+
+def _queue_depth(api: Table, work: Table, first: np.ndarray) -> np.ndarray:
+    """Per API row: on the stream its first activity ran on, work submitted earlier and not yet finished.
+
+    depth = #(submitted before t) - #(finished by t), counted per stream. With (stream, time) packed
+    into one int64 both counts come from one sorted array each: the rows of earlier streams appear
+    in both counts and cancel.
+    """
+    depth = np.full(len(api), -1, dtype=np.int64)
+    linked = np.flatnonzero(work.api_row >= 0)
+    calls = np.flatnonzero(first >= 0)
+    if not len(linked):
+        return depth
+    stream = _stream_key(work.process, work.device, work.context, work.stream)
+    _, group = np.unique(stream, return_inverse=True)
+    submit = api.start[np.maximum(work.api_row, 0)]
+    origin = min(int(submit[linked].min()), int(work.start.min()))
+    span_bits = max(int(max(submit[linked].max(), work.end.max()) - origin).bit_length(), 1)
+    if span_bits + int(group.max()).bit_length() > 62:
+        return depth  # a trace longer than int64 packing allows: leave depth unknown
+    packed_submit = (group.astype(np.int64) << span_bits) | (submit - origin)
+    packed_end = (group.astype(np.int64) << span_bits) | (work.end - origin)
+    submitted = np.sort(packed_submit[linked])
+    finished = np.sort(packed_end[linked])
+    at = packed_submit[first[calls]]
+    depth[calls] = np.searchsorted(submitted, at, side="left") - np.searchsorted(finished, at, side="right")
+    return depth
+
+
+def _stream_key(process: np.ndarray, device: np.ndarray, context: np.ndarray, stream: np.ndarray) -> np.ndarray:
+    return (
+        (process.astype(np.int64) << 48)
+        | ((device.astype(np.int64) & 0xFF) << 40)
+        | ((context.astype(np.int64) & 0xFF) << 32)
+        | (stream.astype(np.int64) & 0xFFFFFFFF)
+    )

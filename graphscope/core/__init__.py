@@ -1,0 +1,1 @@
+"""Shared vocabulary: columnar tables, the symbol table, units, errors, progress and settings."""

@@ -1,0 +1,44 @@
+"""Errors a user can act on. Each carries a one-line message; the CLI prints it and exits 2."""
+
+from __future__ import annotations
+
+
+class GraphscopeError(Exception):
+    """Base class: a problem with the user's input or environment, not a bug in graphscope."""
+
+    exit_status = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(message.split()))
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class BadInputError(GraphscopeError):
+    """A path or argument that cannot be used (missing, a directory, wrong kind of file)."""
+
+
+class NotAnExportError(BadInputError):
+    """A file that is not an Nsight Systems SQLite export (or not SQLite at all)."""
+
+
+class UnsupportedSchemaError(BadInputError):
+    """An export whose tables lack the columns graphscope needs."""
+
+
+class WorkloadError(GraphscopeError):
+    """A user workload that failed: raised, faulted, hung, ran out of memory, or cannot be captured."""
+
+
+class NoGpuError(GraphscopeError):
+    """The command needs a CUDA GPU (and CuPy) and this machine has none."""
+
+
+class ToolMissingError(GraphscopeError):
+    """An external tool (such as nsys) is needed and was not found."""
+
+
+class Cancelled(GraphscopeError):
+    """The user cancelled a long operation."""

@@ -1,0 +1,52 @@
+"""Where graphscope keeps its files, and where it finds external tools. Environment variables override."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+NSYS_ENV = "GRAPHSCOPE_NSYS"
+DATA_ENV = "GRAPHSCOPE_DATA_DIR"
+NSYS_CANDIDATES = (
+    "/opt/nvidia/nsight-systems/*/bin/nsys",
+    "/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys",
+    "/usr/local/cuda/bin/nsys",
+)
+
+
+def data_dir() -> Path:
+    """The user's data folder (session database, tuned configs): $GRAPHSCOPE_DATA_DIR or XDG data home."""
+    override = os.environ.get(DATA_ENV)
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "graphscope"
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    folder = Path(base) / "graphscope"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def default_session_db() -> Path:
+    return data_dir() / "session.sqlite"
+
+
+def find_nsys() -> str | None:
+    """The nsys executable: $GRAPHSCOPE_NSYS, then PATH, then the usual install folders."""
+    override = os.environ.get(NSYS_ENV)
+    if override:
+        return override if Path(override).is_file() else None
+    found = shutil.which("nsys")
+    if found:
+        return found
+    from glob import glob
+
+    for pattern in NSYS_CANDIDATES:
+        matches = sorted(glob(pattern))
+        if matches:
+            return matches[-1]
+    return None

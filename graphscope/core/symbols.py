@@ -1,0 +1,71 @@
+"""The symbol table: every name (API call, kernel, NVTX text) is stored once; tables hold integer ids."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+_API_VERSION_SUFFIX = re.compile(r"_v\d+$")
+
+
+class SymbolTable:
+    """Maps dense integer ids to strings and back.
+
+    Ids from an export's `StringIds` table are kept as they are (they are dense in every export seen),
+    so event columns read from the file need no translation; new names are appended.
+    """
+
+    def __init__(self, strings: Sequence[str] = ()) -> None:
+        self._strings: list[str] = list(strings)
+        self._ids: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self._strings)
+
+    def __getitem__(self, symbol_id: int) -> str:
+        return self.name(symbol_id)
+
+    def name(self, symbol_id: int) -> str:
+        """The string for an id; '[unknown #id]' for an id outside the table (a dangling reference)."""
+        if 0 <= symbol_id < len(self._strings):
+            return self._strings[symbol_id]
+        return f"[unknown #{symbol_id}]"
+
+    def names(self, ids: Iterable[int]) -> list[str]:
+        return [self.name(int(i)) for i in ids]
+
+    def intern(self, text: str) -> int:
+        """The id of `text`, adding it if new."""
+        ids = self._index()
+        found = ids.get(text)
+        if found is None:
+            found = len(self._strings)
+            self._strings.append(text)
+            ids[text] = found
+        return found
+
+    def lookup(self, text: str) -> int | None:
+        """The id of `text` if present, else None."""
+        return self._index().get(text)
+
+    def ids_matching(self, predicate) -> np.ndarray:
+        """Ids of every string for which `predicate(string)` is true (cheap: strings are unique)."""
+        return np.fromiter((i for i, s in enumerate(self._strings) if predicate(s)), dtype=np.int64)
+
+    def valid(self, ids: np.ndarray) -> np.ndarray:
+        """Boolean mask: which ids point inside the table."""
+        return (ids >= 0) & (ids < len(self._strings))
+
+    def _index(self) -> dict[str, int]:
+        if self._ids is None:
+            self._ids = {}
+            for i, text in enumerate(self._strings):
+                self._ids.setdefault(text, i)
+        return self._ids
+
+
+def display_api_name(name: str) -> str:
+    """An API name without its version suffix: 'cudaLaunchKernel_v7000' -> 'cudaLaunchKernel'."""
+    return _API_VERSION_SUFFIX.sub("", name)

@@ -1,0 +1,1 @@
+"""Reports: the summary table, comparison reports (HTML, Markdown, JSON, CSV) and trace exports."""

@@ -1,0 +1,75 @@
+"""The readable (non-JSON) form of `graphscope summary`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphscope.core.units import format_bytes, format_ns
+
+
+def _rows(pairs: list[tuple[str, str]]) -> list[str]:
+    width = max(len(k) for k, _ in pairs)
+    return [f"  {k:<{width}}  {v}" for k, v in pairs]
+
+
+def render_summary(s: dict[str, Any]) -> str:
+    """Format a `summarize()` result as aligned plain text."""
+    lines = [f"{s['file']}"]
+    version = s["nsys_version"] or "unknown version"
+    lines.append(
+        f"  Nsight Systems {version}, schema {s['schema_version'] or '?'}, {s['platform'] or 'platform ?'}, "
+        f"span {format_ns(s['span_ns'])}"
+    )
+    launch = s["launch"]
+    lines += ["", "Verdict", f"  {launch['verdict']}"]
+    lines += ["", "Activity"]
+    lines += _rows(
+        [
+            ("kernels", f"{s['kernels']['count']:,}  ({format_ns(s['kernels']['total_ns'])})"),
+            (
+                "memcpy",
+                f"{s['memcpy']['count']:,}  ({format_ns(s['memcpy']['total_ns'])}, "
+                f"{format_bytes(s['memcpy']['bytes'])})",
+            ),
+            ("memset", f"{s['memset']['count']:,}  ({format_ns(s['memset']['total_ns'])})"),
+            (
+                "CUDA API calls",
+                f"{s['api']['count']:,}  ({s['api']['launches']:,} kernel launches, "
+                f"{s['api']['graph_launches']:,} graph launches)",
+            ),
+            ("NVTX events", f"{s['nvtx']['count']:,}"),
+            ("graph trace mode", s["graph_trace_mode"] or "-"),
+            ("graph launches", f"{s['graphs']['launches']:,}  ({s['graphs']['node_activities']:,} node activities)"),
+        ]
+    )
+    lines += ["", "Launches"]
+    lines += _rows(
+        [
+            ("median launch call", format_ns(launch["median_api_ns"])),
+            ("median launch latency", format_ns(launch["median_latency_ns"])),
+            ("median graph launch call", format_ns(launch["median_graph_launch_api_ns"])),
+            ("CPU time in launch calls", format_ns(launch["kernel_launch_ns"] + launch["graph_launch_ns"])),
+            ("overhead ratio", f"{launch['overhead_ratio']:.3f}  (launch time / GPU busy time)"),
+        ]
+    )
+    if s["gpu"]:
+        lines += ["", "GPUs"]
+        for gpu in s["gpu"]:
+            lines.append(
+                f"  device {gpu['device']} {gpu['name'] or ''}: busy {format_ns(gpu['busy_ns'])}, "
+                f"idle {format_ns(gpu['idle_ns'])} ({format_ns(gpu['host_wait_idle_ns'])} waiting for the CPU), "
+                f"utilization {gpu['utilization']:.1%}"
+            )
+    if s["top_kernels"]:
+        lines += ["", "Top kernels (by total time)"]
+        width = min(48, max(len(k["name"]) for k in s["top_kernels"]))
+        lines.append(f"  {'name':<{width}}  {'count':>9}  {'total':>10}  {'median':>10}")
+        for k in s["top_kernels"]:
+            name = k["name"] if len(k["name"]) <= width else k["name"][: width - 1] + "…"
+            lines.append(
+                f"  {name:<{width}}  {k['count']:>9,}  {format_ns(k['total_ns']):>10}  {format_ns(k['median_ns']):>10}"
+            )
+    for title, items in (("Not in this file", s["lacks"]), ("Warnings", s["warnings"])):
+        if items:
+            lines += ["", title] + [f"  - {item}" for item in items]
+    return "\n".join(lines)

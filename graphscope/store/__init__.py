@@ -1,0 +1,1 @@
+"""The session database (sqlite-utils): workloads, runs, measurements, traces and tuning history."""

@@ -1,0 +1,242 @@
+"""What graphscope reads from each export table, under which names, across Nsight Systems versions.
+
+Column names are checked against `PRAGMA table_info` before every read (see NSYS_SCHEMA.md):
+absent optional columns take their default, absent required ones make the table unusable.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+import numpy as np
+
+from graphscope.trace.database import ColumnSpec
+
+I16, I32, I64 = np.int16, np.int32, np.int64
+
+RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
+MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
+MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
+SYNC = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
+GRAPH_TRACE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+NVTX = "NVTX_EVENTS"
+GRAPH_NODE_TABLES = ("CUDA_GRAPH_NODE_EVENTS", "CUDA_GRAPH_EVENTS")  # 2022.2 used the second name for nodes
+GRAPH_EVENTS = "CUDA_GRAPH_EVENTS"
+
+BACKTRACE_EVENT_CLASS = 67
+"""RUNTIME rows of this class duplicate a real call to carry its backtrace; they are not calls."""
+
+
+def _gpu_common() -> dict[str, ColumnSpec]:
+    return {
+        "start": ColumnSpec("start", I64, 0),
+        "end": ColumnSpec("end", I64, 0),
+        "device": ColumnSpec("deviceId", I32, 0),
+        "context": ColumnSpec("contextId", I32, 0),
+        "stream": ColumnSpec("streamId", I32, 0),
+        "correlation": ColumnSpec("correlationId", I64, -1),
+        "global_pid": ColumnSpec("globalPid", I64, 0),
+    }
+
+
+API_COLUMNS = {
+    "start": ColumnSpec("start", I64, 0),
+    "end": ColumnSpec("end", I64, 0),
+    "event_class": ColumnSpec("eventClass", I16, 0),
+    "global_tid": ColumnSpec("globalTid", I64, 0),
+    "correlation": ColumnSpec("correlationId", I64, -1),
+    "name": ColumnSpec("nameId", I32, -1),
+    "return_value": ColumnSpec("returnValue", I64, 0),
+}
+
+KERNEL_COLUMNS = {
+    **_gpu_common(),
+    "short_name": ColumnSpec("shortName", I32, -1),
+    "name": ColumnSpec("demangledName", I32, -1),
+    "mangled": ColumnSpec("mangledName", I32, -1),
+    "grid_x": ColumnSpec("gridX", I32, 0),
+    "grid_y": ColumnSpec("gridY", I32, 0),
+    "grid_z": ColumnSpec("gridZ", I32, 0),
+    "block_x": ColumnSpec("blockX", I32, 0),
+    "block_y": ColumnSpec("blockY", I32, 0),
+    "block_z": ColumnSpec("blockZ", I32, 0),
+    "registers": ColumnSpec("registersPerThread", I32, 0),
+    "static_smem": ColumnSpec("staticSharedMemory", I32, 0),
+    "dynamic_smem": ColumnSpec("dynamicSharedMemory", I32, 0),
+    "graph_node": ColumnSpec("graphNodeId", I64, -1),
+}
+
+MEMCPY_COLUMNS = {
+    **_gpu_common(),
+    "bytes": ColumnSpec("bytes", I64, 0),
+    "copy_kind": ColumnSpec("copyKind", I16, 0),
+    "src_kind": ColumnSpec("srcKind", I16, -1),
+    "dst_kind": ColumnSpec("dstKind", I16, -1),
+    "graph_node": ColumnSpec("graphNodeId", I64, -1),
+}
+
+MEMSET_COLUMNS = {
+    **_gpu_common(),
+    "bytes": ColumnSpec("bytes", I64, 0),
+    "value": ColumnSpec("value", I64, 0),
+    "mem_kind": ColumnSpec("memKind", I16, -1),
+    "graph_node": ColumnSpec("graphNodeId", I64, -1),
+}
+
+SYNC_COLUMNS = {**_gpu_common(), "sync_type": ColumnSpec("syncType", I16, 0)}
+
+GRAPH_TRACE_COLUMNS = {
+    **_gpu_common(),
+    "graph_id": ColumnSpec("graphId", I64, -1),
+    "graph_exec_id": ColumnSpec("graphExecId", I64, -1),
+}
+
+NVTX_COLUMNS = {
+    "start": ColumnSpec("start", I64, 0),
+    "end": ColumnSpec("end", I64, -1),
+    "event_type": ColumnSpec("eventType", I16, 0),
+    "global_tid": ColumnSpec("globalTid", I64, 0),
+    "text": ColumnSpec("textId", I32, -1),
+    "domain": ColumnSpec("domainId", I64, 0),
+    "color": ColumnSpec("color", I64, -1),
+}
+
+GRAPH_NODE_COLUMNS = {
+    "start": ColumnSpec("start", I64, 0),
+    "end": ColumnSpec("end", I64, 0),
+    "event_class": ColumnSpec("eventClass", I16, 0),
+    "global_tid": ColumnSpec("globalTid", I64, 0),
+    "name": ColumnSpec("nameId", I32, -1),
+    "node": ColumnSpec("graphNodeId", I64, -1),
+    "original_node": ColumnSpec("originalGraphNodeId", I64, -1),
+}
+
+GRAPH_EVENT_COLUMNS = {
+    "start": ColumnSpec("start", I64, 0),
+    "end": ColumnSpec("end", I64, 0),
+    "event_class": ColumnSpec("eventClass", I16, 0),
+    "global_tid": ColumnSpec("globalTid", I64, 0),
+    "name": ColumnSpec("nameId", I32, -1),
+    "graph_id": ColumnSpec("graphId", I64, -1),
+    "original_graph_id": ColumnSpec("originalGraphId", I64, -1),
+    "graph_exec_id": ColumnSpec("graphExecId", I64, -1),
+}
+
+REQUIRED = {
+    RUNTIME: ("start", "end", "nameId"),
+    KERNEL: ("start", "end"),
+    MEMCPY: ("start", "end"),
+    MEMSET: ("start", "end"),
+    SYNC: ("start", "end"),
+    GRAPH_TRACE: ("start", "end"),
+    NVTX: ("start", "eventType"),
+}
+KERNEL_NAME_COLUMNS = ("shortName", "demangledName")
+
+
+class ApiKind(IntEnum):
+    """What a CPU-side CUDA call does, for colouring lanes and counting launches."""
+
+    OTHER = 0
+    KERNEL_LAUNCH = 1
+    GRAPH_LAUNCH = 2
+    SYNC = 3
+    MEMCPY = 4
+    MEMSET = 5
+    GRAPH_BUILD = 6
+    MEMORY = 7
+
+
+_SYNC_NAMES = (
+    "cudaDeviceSynchronize",
+    "cudaStreamSynchronize",
+    "cudaEventSynchronize",
+    "cudaStreamWaitEvent",
+    "cudaStreamQuery",
+    "cudaEventQuery",
+    "cuCtxSynchronize",
+    "cuStreamSynchronize",
+    "cuEventSynchronize",
+    "cuStreamWaitEvent",
+    "cuStreamQuery",
+    "cuEventQuery",
+)
+_GRAPH_BUILD_PREFIXES = (
+    "cudaStreamBeginCapture",
+    "cudaStreamEndCapture",
+    "cudaGraphInstantiate",
+    "cudaGraphUpload",
+    "cudaGraphExec",
+    "cudaGraphAdd",
+    "cudaGraphCreate",
+    "cudaGraphClone",
+    "cudaGraphDestroy",
+    "cuStreamBeginCapture",
+    "cuStreamEndCapture",
+    "cuGraphInstantiate",
+    "cuGraphUpload",
+    "cuGraphExec",
+    "cuGraphAdd",
+    "cuGraphCreate",
+    "cuGraphClone",
+    "cuGraphDestroy",
+)
+_MEMORY_PREFIXES = ("cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister", "cuMemAlloc", "cuMemFree")
+
+
+def classify_api(name: str) -> ApiKind:
+    """Classify one API name (with or without its `_vNNNN` suffix).
+
+    Kernel launches follow the counting rule of ARCHITECTURE.md exactly: names starting with
+    `cudaLaunchKernel` or `cuLaunchKernel` (which covers the Ex variants).
+    """
+    if name.startswith(("cudaLaunchKernel", "cuLaunchKernel")):
+        return ApiKind.KERNEL_LAUNCH
+    if name.startswith(("cudaGraphLaunch", "cuGraphLaunch")):
+        return ApiKind.GRAPH_LAUNCH
+    if name.startswith(_SYNC_NAMES):
+        return ApiKind.SYNC
+    if name.startswith(("cudaMemcpy", "cuMemcpy")):
+        return ApiKind.MEMCPY
+    if name.startswith(("cudaMemset", "cuMemset", "cuMemsetD")):
+        return ApiKind.MEMSET
+    if name.startswith(_GRAPH_BUILD_PREFIXES):
+        return ApiKind.GRAPH_BUILD
+    if name.startswith(_MEMORY_PREFIXES):
+        return ApiKind.MEMORY
+    return ApiKind.OTHER
+
+
+class NvtxType(IntEnum):
+    """NVTX_EVENTS.eventType values that graphscope draws (ENUM_NSYS_EVENT_TYPE)."""
+
+    MARK = 34
+    PUSH_POP = 59
+    START_END = 60
+    NVTXT_PUSH_POP = 70
+    NVTXT_START_END = 71
+    DOMAIN_CREATE = 75
+
+
+NVTX_RANGE_TYPES = (NvtxType.PUSH_POP, NvtxType.START_END, NvtxType.NVTXT_PUSH_POP, NvtxType.NVTXT_START_END)
+NVTX_DRAWN_TYPES = (*NVTX_RANGE_TYPES, NvtxType.MARK)
+
+COPY_KINDS = {
+    0: "unknown",
+    1: "HtoD",
+    2: "DtoH",
+    3: "HtoA",
+    4: "AtoH",
+    5: "AtoA",
+    6: "AtoD",
+    7: "DtoA",
+    8: "DtoD",
+    9: "HtoH",
+    10: "PtoP",
+    11: "UVM HtoD",
+    12: "UVM DtoH",
+    13: "UVM DtoD",
+}
+SYNC_TYPES = {0: "unknown", 1: "event sync", 2: "stream wait event", 3: "stream sync", 4: "context sync"}
+GRAPH_EVENT_CLASSES = {77: "graph node creation", 94: "graph exec creation", 95: "graph creation", 96: "graph clone"}

@@ -1,0 +1,1 @@
+"""Per-node launch-config tuning: search spaces, strategies and the re-measure loop."""

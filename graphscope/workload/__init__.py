@@ -1,0 +1,1 @@
+"""Running user workloads in eager and graph mode in a child process, timing them, and nsys integration."""

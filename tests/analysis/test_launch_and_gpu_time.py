@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphscope.analysis.correlation import correlate
+from graphscope.analysis.gpu_time import device_time, gpu_work, idle_gaps
+from graphscope.analysis.launch import launch_metrics
+from graphscope.trace.schema import ApiKind
+from tests.analysis.builders import make_trace
+
+NAMES = ["cuLaunchKernel", "cudaGraphLaunch_v10000", "cudaMalloc_v3020"]
+
+
+def _trace():
+    # three launches on stream 1; the GPU runs 0..100 busy; 100..300 idle (CPU late); 300..320 busy
+    return make_trace(
+        api=[
+            {"start": 0, "end": 10, "correlation": 1, "name": 0},
+            {"start": 12, "end": 20, "correlation": 2, "name": 0},
+            {"start": 250, "end": 310, "correlation": 3, "name": 0},
+            {"start": 400, "end": 401, "correlation": 4, "name": 2},
+        ],
+        kernels=[
+            {"start": 15, "end": 60, "correlation": 1, "stream": 1},
+            {"start": 60, "end": 100, "correlation": 2, "stream": 1},
+            {"start": 300, "end": 320, "correlation": 3, "stream": 1},
+        ],
+        names=NAMES,
+    )
+
+
+def _work(trace):
+    return gpu_work(trace, correlate(trace))
+
+
+def test_launch_durations_latencies_and_queue_depth():
+    trace = _trace()
+    metrics = launch_metrics(trace, _work(trace))
+    assert metrics.rows.tolist() == [0, 1, 2]  # cudaMalloc is not a launch
+    assert (metrics.kind == ApiKind.KERNEL_LAUNCH).all()
+    assert metrics.api_ns.tolist() == [10, 8, 60]
+    assert metrics.latency_ns.tolist() == [15, 48, 50]
+    assert metrics.after_return_ns.tolist() == [5, 40, -10]  # the third kernel began before its call returned
+    assert metrics.queue_depth.tolist() == [0, 1, 0]  # at t=12 the first kernel was still queued
+
+
+def test_busy_idle_and_host_wait_gaps():
+    trace = _trace()
+    (device,) = device_time(_work(trace))
+    assert (device.first_ns, device.last_ns, device.busy_ns, device.idle_ns) == (15, 320, 105, 200)
+    gaps = idle_gaps(trace, _work(trace), device=0)
+    assert gaps.start.tolist() == [100] and gaps.end.tolist() == [300]
+    assert gaps.host_wait.tolist() == [True]  # the call for the work at 300 was still running at 100
+    assert gaps.host_wait_ns == 200
+
+
+def test_a_gap_with_queued_work_is_not_host_wait():
+    trace = make_trace(
+        api=[{"start": 0, "end": 5, "correlation": 1, "name": 0}, {"start": 6, "end": 9, "correlation": 2, "name": 0}],
+        kernels=[{"start": 10, "end": 20, "correlation": 1}, {"start": 50, "end": 60, "correlation": 2}],
+        names=NAMES,
+    )
+    gaps = idle_gaps(trace, _work(trace), device=0)
+    assert gaps.host_wait.tolist() == [False] and gaps.total_ns == 30
+
+
+def test_graph_launch_latency_uses_its_first_node():
+    trace = make_trace(
+        api=[{"start": 0, "end": 30, "correlation": 9, "name": 1}],
+        kernels=[
+            {"start": 50, "end": 60, "correlation": 9, "graph_node": 1 << 32},
+            {"start": 40, "end": 45, "correlation": 9, "graph_node": (1 << 32) + 1, "stream": 2},
+        ],
+        names=NAMES,
+    )
+    metrics = launch_metrics(trace, _work(trace))
+    assert metrics.kind.tolist() == [ApiKind.GRAPH_LAUNCH] and metrics.latency_ns.tolist() == [40]
+
+
+def test_a_launch_without_recorded_gpu_work_has_no_latency():
+    trace = make_trace(api=[{"name": 0, "correlation": 1}], names=NAMES)
+    metrics = launch_metrics(trace, _work(trace))
+    assert np.isnan(metrics.latency_ns).all() and metrics.queue_depth.tolist() == [-1]
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 2), st.integers(0, 50), st.integers(1, 40), st.integers(0, 30)),
+        min_size=1,
+        max_size=25,
+    )
+)
+def test_queue_depth_matches_its_definition(rows):
+    # each row: stream, call start, call duration, latency; one kernel per call, streams in order
+    api, kernels, free = [], [], {}
+    for i, (stream, start, duration, latency) in enumerate(sorted(rows, key=lambda r: r[1])):
+        api.append({"start": start, "end": start + duration, "correlation": i, "name": 0})
+        begin = max(start + latency, free.get(stream, 0))
+        free[stream] = begin + 5
+        kernels.append({"start": begin, "end": begin + 5, "correlation": i, "stream": stream})
+    trace = make_trace(api=api, kernels=sorted(kernels, key=lambda k: k["start"]), names=NAMES)
+    metrics = launch_metrics(trace, _work(trace))
+    for row, depth in zip(metrics.rows, metrics.queue_depth):
+        mine = next(k for k in kernels if k["correlation"] == row)
+        t = api[row]["start"]
+        same = [k for k in kernels if k["stream"] == mine["stream"]]
+        submitted = sum(api[k["correlation"]]["start"] < t for k in same)
+        finished = sum(k["end"] <= t for k in same)
+        assert depth == submitted - finished

@@ -1,0 +1,33 @@
+"""Shared fixtures: the real Nsight Systems exports in tests/data, and copies to damage."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+EXPORTS = sorted(DATA.glob("*.sqlite"))
+H200_NODE = DATA / "h200_seed_vecadd_node.sqlite"
+H200_GRAPH = DATA / "h200_seed_vecadd_graph.sqlite"
+FORKJOIN = DATA / "h200_forkjoin_node.sqlite"
+TORCH_MLP = DATA / "h200_torch_mlp_node.sqlite"
+
+
+@pytest.fixture
+def export_copy(tmp_path: Path):
+    """Copy an export into tmp_path so a test may alter it: export_copy(source) -> (path, connection)."""
+    opened: list[sqlite3.Connection] = []
+
+    def make(source: Path = FORKJOIN) -> tuple[Path, sqlite3.Connection]:
+        target = tmp_path / source.name
+        shutil.copy(source, target)
+        conn = sqlite3.connect(target)
+        opened.append(conn)
+        return target, conn
+
+    yield make
+    for conn in opened:
+        conn.close()

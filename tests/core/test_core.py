@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graphscope.core.symbols import SymbolTable, display_api_name
+from graphscope.core.table import Table, concat
+from graphscope.core.units import axis_unit, format_bytes, format_ns
+
+
+def test_table_columns_take_and_sort():
+    table = Table({"start": np.array([3, 1, 2]), "name": np.array([30, 10, 20])})
+    assert len(table) == 3 and table.start.tolist() == [3, 1, 2]
+    ordered = table.sorted_by("start")
+    assert ordered.name.tolist() == [10, 20, 30]
+    assert table.take(np.array([True, False, True])).name.tolist() == [30, 20]
+    assert concat([table, table]).start.tolist() == [3, 1, 2, 3, 1, 2]
+    assert table.row(1) == {"start": 1, "name": 10}
+    with pytest.raises(ValueError, match="differ in length"):
+        Table({"a": np.zeros(2), "b": np.zeros(3)})
+    with pytest.raises(AttributeError):
+        _ = table.missing
+
+
+def test_symbol_table_interns_once_and_reports_dangling_ids():
+    symbols = SymbolTable(["[Unknown]", "vec_add"])
+    assert symbols.intern("vec_add") == 1 and symbols.intern("relu") == 2 and len(symbols) == 3
+    assert symbols.name(99) == "[unknown #99]"
+    assert symbols.valid(np.array([-1, 0, 2, 3])).tolist() == [False, True, True, False]
+    assert display_api_name("cudaLaunchKernel_v7000") == "cudaLaunchKernel"
+    assert display_api_name("cuLaunchKernel") == "cuLaunchKernel"
+
+
+def test_units():
+    assert format_ns(1_234_567) == "1.23 ms" and format_ns(960) == "960 ns" and format_ns(2.5e9) == "2.5 s"
+    assert format_bytes(2 * 1024 * 1024) == "2 MiB" and format_bytes(12) == "12 B"
+    assert axis_unit(5e6) == (1e3, "us")

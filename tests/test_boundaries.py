@@ -1,0 +1,37 @@
+"""`import graphscope` and every headless command load no Qt, pyqtgraph, CuPy or CUDA bindings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import FORKJOIN
+
+FORBIDDEN = ("PySide6", "shiboken6", "pyqtgraph", "cupy", "cuda")
+
+PROBE = """
+import json, sys, contextlib, io
+import graphscope, graphscope.cli
+with contextlib.redirect_stdout(io.StringIO()):
+    status = graphscope.cli.main(sys.argv[1:])
+loaded = sorted({m.split('.')[0] for m in sys.modules} & set(json.loads(%r)))
+print(json.dumps({"status": status, "loaded": loaded}))
+"""
+
+
+def _probe(*argv: str) -> dict:
+    code = PROBE % json.dumps(FORBIDDEN)
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_import_and_summary_load_no_gui_or_gpu_library():
+    result = _probe("summary", str(FORKJOIN), "--json")
+    assert result == {"status": 0, "loaded": []}
+
+
+def test_help_loads_nothing_heavy():
+    code = f"import sys, graphscope.cli; print(sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r}))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
