@@ -64,6 +64,7 @@ def generate(path: Path, kernels: int, seed: int = 7) -> None:
     stream_free: dict[int, int] = {}
     for begin in range(0, kernels, CHUNK):
         n = min(CHUNK, kernels - begin)
+        clock = max([clock, *stream_free.values()])  # chunks never overlap, so rows stay in start order
         api_dur = rng.integers(1_800, 6_000, n)
         gap = rng.integers(200, 2_000, n)
         api_start = clock + np.cumsum(api_dur + gap) - (api_dur + gap)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from graphscope.core.table import NULL
@@ -13,18 +11,24 @@ GPU_KINDS = ("kernels", "memcpy", "memset", "sync", "graph_launches")
 
 
 def _key(process: np.ndarray, correlation: np.ndarray) -> np.ndarray:
-    return (process.astype(np.int64) << 32) | (correlation.astype(np.int64) & 0xFFFFFFFF)
+    return (process.astype(np.int64) << 32) | (correlation & 0xFFFFFFFF)
 
 
-@dataclass
 class Correlation:
     """For every GPU row, the `trace.api` row that launched it (-1 when the call was not recorded)."""
 
-    api_row: dict[str, np.ndarray]
-    _by_call: dict[str, tuple[np.ndarray, np.ndarray]]
+    def __init__(self, api_row: dict[str, np.ndarray]) -> None:
+        self.api_row = api_row
+        self._by_call: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
 
     def activities_of(self, api_row: int) -> dict[str, np.ndarray]:
         """Row indices, per GPU table, of all the work one CPU call caused (a graph launch: many)."""
+        if self._by_call is None:  # built on first use: the summary never needs it
+            self._by_call = {}
+            for kind, rows in self.api_row.items():
+                linked = np.flatnonzero(rows >= 0)
+                order = linked[np.argsort(rows[linked], kind="stable")]
+                self._by_call[kind] = (rows[order], order)
         found = {}
         for kind, (sorted_calls, rows) in self._by_call.items():
             lo, hi = np.searchsorted(sorted_calls, [api_row, api_row + 1])
@@ -39,19 +43,19 @@ def correlate(trace: Trace) -> Correlation:
     keys = _key(api.process, api.correlation)
     order = np.argsort(keys, kind="stable")  # nearly sorted already: ids grow with time
     sorted_keys = keys[order]
+    del keys
     api_row: dict[str, np.ndarray] = {}
-    by_call: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for kind in GPU_KINDS:
         table = getattr(trace, kind)
         if len(api) == 0 or len(table) == 0:
-            api_row[kind] = np.full(len(table), NULL, dtype=np.int64)
-        else:
-            wanted = _key(table.process, table.correlation)
-            pos = np.minimum(np.searchsorted(sorted_keys, wanted), len(sorted_keys) - 1)
-            hit = (sorted_keys[pos] == wanted) & (table.correlation >= 0)
-            api_row[kind] = np.where(hit, order[pos], NULL).astype(np.int64)
-        rows = api_row[kind]
-        linked = np.flatnonzero(rows >= 0)
-        call_order = linked[np.argsort(rows[linked], kind="stable")]
-        by_call[kind] = (rows[call_order], call_order)
-    return Correlation(api_row, by_call)
+            api_row[kind] = np.full(len(table), NULL, dtype=np.int32)
+            continue
+        wanted = _key(table.process, table.correlation)
+        pos = np.searchsorted(sorted_keys, wanted)
+        np.minimum(pos, len(sorted_keys) - 1, out=pos)
+        hit = (sorted_keys[pos] == wanted) & (table.correlation >= 0)
+        del wanted
+        rows = order[pos].astype(np.int32)
+        rows[~hit] = NULL
+        api_row[kind] = rows
+    return Correlation(api_row)

@@ -27,7 +27,7 @@ def gpu_work(trace: Trace, correlation: Correlation) -> Table:
             parts.append(
                 {
                     "kind": np.full(len(table), kind_index, dtype=np.int8),
-                    "source_row": np.arange(len(table), dtype=np.int64),
+                    "source_row": np.arange(len(table), dtype=np.int32),
                     "api_row": correlation.api_row[kind],
                     **{c: table[c] for c in ("process", "device", "context", "stream", "start", "end")},
                 }
@@ -45,6 +45,8 @@ def gpu_work(trace: Trace, correlation: Correlation) -> Table:
             "end": np.int64,
         }
         return Table.empty(dtypes)
+    if len(parts) == 1:  # the usual trace: kernels only; no copies
+        return Table(parts[0])
     work = Table({name: np.concatenate([p[name] for p in parts]) for name in parts[0]})
     order = intervals.start_order(work.start)
     return work if isinstance(order, slice) else work.take(order)

@@ -34,62 +34,66 @@ class LaunchMetrics:
     api_ns: np.ndarray  # time inside the call
     latency_ns: np.ndarray  # first GPU start - call start (NaN: no GPU work recorded)
     after_return_ns: np.ndarray  # first GPU start - call end (negative: started before the call returned)
-    queue_depth: np.ndarray  # work submitted to the same stream and not finished when the call began (-1: unknown)
+    first_work: np.ndarray  # index in the `gpu_work` table of the call's first activity (-1: none)
 
     def of_kind(self, kind: ApiKind) -> np.ndarray:
         return self.kind == int(kind)
 
 
 def launch_metrics(trace: Trace, work: Table) -> LaunchMetrics:
-    """Launch duration, latency and queue depth for every launch call. `work` is `gpu_work(...)`."""
+    """Launch duration and latency for every launch call. `work` is `gpu_work(...)`."""
     api = trace.api
     kinds = api_kinds(trace.symbols, api.name)
-    rows = np.flatnonzero((kinds == ApiKind.KERNEL_LAUNCH) | (kinds == ApiKind.GRAPH_LAUNCH))
-    first = _first_activity(len(api), work)
-    has_work = first[rows] >= 0
+    rows = np.flatnonzero((kinds == ApiKind.KERNEL_LAUNCH) | (kinds == ApiKind.GRAPH_LAUNCH)).astype(np.int32)
+    first = _first_activity(len(api), work)[rows]
+    has_work = first >= 0
     first_start = np.full(len(rows), -1, dtype=np.int64)
-    first_start[has_work] = work.start[first[rows][has_work]]
+    first_start[has_work] = work.start[first[has_work]]
     latency = np.where(has_work, first_start - api.start[rows], np.nan)
     after_return = np.where(has_work, first_start - api.end[rows], np.nan)
-    depth = _queue_depth(api, work, first)[rows]
-    return LaunchMetrics(rows, kinds[rows], (api.end - api.start)[rows], latency, after_return, depth)
+    return LaunchMetrics(rows, kinds[rows], (api.end - api.start)[rows], latency, after_return, first)
 
 
 def _first_activity(api_rows: int, work: Table) -> np.ndarray:
     """Per API row, the index in `work` (sorted by start) of the earliest work it caused; -1 if none."""
-    first = np.full(api_rows + 1, len(work), dtype=np.int64)
+    first = np.full(api_rows, len(work), dtype=np.int64)
     linked = np.flatnonzero(work.api_row >= 0)
     np.minimum.at(first, work.api_row[linked], linked)
-    first = first[:api_rows]
     first[first == len(work)] = -1
     return first
 
 
-def _queue_depth(api: Table, work: Table, first: np.ndarray) -> np.ndarray:
-    """Per API row: on the stream its first activity ran on, work submitted earlier and not yet finished.
+def queue_depth(trace: Trace, work: Table, metrics: LaunchMetrics) -> np.ndarray:
+    """Per launch call: on the stream its first activity ran on, work submitted earlier and not yet
+    finished when the call began (-1: unknown).
 
     depth = #(submitted before t) - #(finished by t), counted per stream. With (stream, time) packed
     into one int64 both counts come from one sorted array each: the rows of earlier streams appear
     in both counts and cancel.
     """
-    depth = np.full(len(api), -1, dtype=np.int64)
+    depth = np.full(len(metrics.rows), -1, dtype=np.int32)
     linked = np.flatnonzero(work.api_row >= 0)
-    calls = np.flatnonzero(first >= 0)
-    if not len(linked):
+    calls = np.flatnonzero(metrics.first_work >= 0)
+    if not len(linked) or not len(calls):
         return depth
-    stream = _stream_key(work.process, work.device, work.context, work.stream)
-    _, group = np.unique(stream, return_inverse=True)
-    submit = api.start[np.maximum(work.api_row, 0)]
-    origin = min(int(submit[linked].min()), int(work.start.min()))
-    span_bits = max(int(max(submit[linked].max(), work.end.max()) - origin).bit_length(), 1)
+    streams = _stream_key(work.process[linked], work.device[linked], work.context[linked], work.stream[linked])
+    distinct = np.unique(streams)
+    group = np.searchsorted(distinct, streams).astype(np.int64)
+    del streams
+    submit = trace.api.start[work.api_row[linked]]
+    origin = min(int(submit.min()), int(work.start[linked].min()))
+    span_bits = max(int(max(int(submit.max()), int(work.end[linked].max())) - origin).bit_length(), 1)
     if span_bits + int(group.max()).bit_length() > 62:
         return depth  # a trace longer than int64 packing allows: leave depth unknown
-    packed_submit = (group.astype(np.int64) << span_bits) | (submit - origin)
-    packed_end = (group.astype(np.int64) << span_bits) | (work.end - origin)
-    submitted = np.sort(packed_submit[linked])
-    finished = np.sort(packed_end[linked])
-    at = packed_submit[first[calls]]
-    depth[calls] = np.searchsorted(submitted, at, side="left") - np.searchsorted(finished, at, side="right")
+    group <<= span_bits
+    packed_submit = group | (submit - origin)
+    finished = np.sort(group | (work.end[linked] - origin))
+    del group, submit
+    position = np.searchsorted(linked, metrics.first_work[calls])  # first activities are linked rows
+    at = packed_submit[position]
+    depth[calls] = np.searchsorted(np.sort(packed_submit), at, side="left") - np.searchsorted(
+        finished, at, side="right"
+    )
     return depth
 
 

@@ -112,7 +112,6 @@ def summarize(trace: Trace, top: int = 10) -> dict[str, Any]:
             "kernel_launch_ns": kernel_launch_ns,
             "graph_launch_ns": graph_launch_ns,
             "overhead_ratio": round(launch_ns / busy_ns, 6) if busy_ns else 0.0,
-            "median_queue_depth": _median(launches.queue_depth[launches.queue_depth >= 0]),
             "launch_bound": verdict.launch_bound,
             "verdict": verdict.text,
         },

@@ -22,7 +22,7 @@ def _table(specs: dict, rows: list[dict]) -> Table:
     columns["process"] = np.array([r.get("process", 0) for r in rows], dtype=np.int32)
     if not gpu:
         columns["thread"] = np.array([r.get("thread", 0) for r in rows], dtype=np.int32)
-    return Table(columns)
+    return Table(columns).sorted_by("start")  # the reader's contract: tables sorted by start
 
 
 def make_trace(api=(), kernels=(), memcpy=(), memset=(), graph_launches=(), names=()) -> Trace:

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from graphscope.analysis.correlation import correlate
 from graphscope.analysis.gpu_time import device_time, gpu_work, idle_gaps
-from graphscope.analysis.launch import launch_metrics
+from graphscope.analysis.launch import launch_metrics, queue_depth
 from graphscope.trace.schema import ApiKind
 from tests.analysis.builders import make_trace
 
@@ -43,7 +43,7 @@ def test_launch_durations_latencies_and_queue_depth():
     assert metrics.api_ns.tolist() == [10, 8, 60]
     assert metrics.latency_ns.tolist() == [15, 48, 50]
     assert metrics.after_return_ns.tolist() == [5, 40, -10]  # the third kernel began before its call returned
-    assert metrics.queue_depth.tolist() == [0, 1, 0]  # at t=12 the first kernel was still queued
+    assert queue_depth(trace, _work(trace), metrics).tolist() == [0, 1, 0]  # at t=12 kernel 1 was still queued
 
 
 def test_busy_idle_and_host_wait_gaps():
@@ -82,7 +82,7 @@ def test_graph_launch_latency_uses_its_first_node():
 def test_a_launch_without_recorded_gpu_work_has_no_latency():
     trace = make_trace(api=[{"name": 0, "correlation": 1}], names=NAMES)
     metrics = launch_metrics(trace, _work(trace))
-    assert np.isnan(metrics.latency_ns).all() and metrics.queue_depth.tolist() == [-1]
+    assert np.isnan(metrics.latency_ns).all() and queue_depth(trace, _work(trace), metrics).tolist() == [-1]
 
 
 @given(
@@ -101,8 +101,9 @@ def test_queue_depth_matches_its_definition(rows):
         free[stream] = begin + 5
         kernels.append({"start": begin, "end": begin + 5, "correlation": i, "stream": stream})
     trace = make_trace(api=api, kernels=sorted(kernels, key=lambda k: k["start"]), names=NAMES)
-    metrics = launch_metrics(trace, _work(trace))
-    for row, depth in zip(metrics.rows, metrics.queue_depth):
+    work = _work(trace)
+    metrics = launch_metrics(trace, work)
+    for row, depth in zip(metrics.rows, queue_depth(trace, work, metrics)):
         mine = next(k for k in kernels if k["correlation"] == row)
         t = api[row]["start"]
         same = [k for k in kernels if k["stream"] == mine["stream"]]
