@@ -31,6 +31,7 @@ def _add_open(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", type=Path)
     p.add_argument("--screenshot", type=Path, metavar="PNG", help="render the loaded window to PNG and exit")
     p.add_argument("--size", default="1600x1000", help="window size for --screenshot (WxH)")
+    p.add_argument("--select", metavar="KIND:N", help="select graph:N (a graph launch) or kernel:ROW first")
     p.set_defaults(handler=_cmd_open)
 
 
@@ -60,7 +61,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 def _cmd_open(args: argparse.Namespace) -> int:
     from graphscope.app.main import run_gui
 
-    return run_gui(args.file, screenshot=args.screenshot, size=args.size)
+    return run_gui(args.file, screenshot=args.screenshot, size=args.size, select=args.select)
 
 
 def _cmd_gui(args: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ def node_activities(trace: Trace) -> Table:
                     "process": table.process[rows],
                     "correlation": table.correlation[rows],
                     "node": table.graph_node[rows],
+                    "device": table.device[rows],
                     "stream": table.stream[rows],
                     "start": table.start[rows],
                     "end": table.end[rows],
@@ -41,6 +42,7 @@ def node_activities(trace: Trace) -> Table:
                 "process": np.int32,
                 "correlation": np.int64,
                 "node": np.int64,
+                "device": np.int32,
                 "stream": np.int32,
                 "start": np.int64,
                 "end": np.int64,
@@ -59,6 +61,7 @@ class GraphLaunches:
     nodes: np.ndarray  # node activities in the launch; -1 in graph mode, where nodes are not traced
     graph_id: np.ndarray
     streams: np.ndarray  # distinct streams the launch ran on (1 in graph mode)
+    device: np.ndarray  # the device of its first node (graph mode: of the whole-graph row)
 
     def __len__(self) -> int:
         return len(self.start)
@@ -71,7 +74,7 @@ class GraphLaunches:
 def graph_launches(trace: Trace, correlation: Correlation, nodes: Table | None = None) -> GraphLaunches:
     """Group node activities by launch (process, correlationId) and append whole-graph rows."""
     nodes = node_activities(trace) if nodes is None else nodes
-    api_rows, starts, ends, counts, graph_ids, streams = [], [], [], [], [], []
+    api_rows, starts, ends, counts, graph_ids, streams, devices = [], [], [], [], [], [], []
     if len(nodes):
         key = (nodes.process.astype(np.int64) << 32) | (nodes.correlation & 0xFFFFFFFF)
         order = np.lexsort((nodes.stream, key))
@@ -81,6 +84,7 @@ def graph_launches(trace: Trace, correlation: Correlation, nodes: Table | None =
         ends.append(np.maximum.reduceat(nodes.end[order], first))
         counts.append(np.diff(np.r_[first, len(k)]))
         graph_ids.append(nodes.node[order][first] >> 32)
+        devices.append(nodes.device[order][first])
         stream_sorted = nodes.stream[order]
         new_stream = np.r_[True, (k[1:] != k[:-1]) | (stream_sorted[1:] != stream_sorted[:-1])]
         streams.append(np.add.reduceat(new_stream.astype(np.int64), first))
@@ -97,10 +101,11 @@ def graph_launches(trace: Trace, correlation: Correlation, nodes: Table | None =
         counts.append(np.full(len(whole), -1, dtype=np.int64))
         graph_ids.append(whole.graph_id)
         streams.append(np.ones(len(whole), dtype=np.int64))
+        devices.append(whole.device)
     if not starts:
         empty = np.empty(0, np.int64)
-        return GraphLaunches(empty, empty, empty, empty, empty, empty)
-    result = [np.concatenate(parts) for parts in (api_rows, starts, ends, counts, graph_ids, streams)]
+        return GraphLaunches(empty, empty, empty, empty, empty, empty, empty)
+    result = [np.concatenate(parts) for parts in (api_rows, starts, ends, counts, graph_ids, streams, devices)]
     order = np.argsort(result[1], kind="stable")
     return GraphLaunches(*(array[order] for array in result))
 

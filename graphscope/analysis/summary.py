@@ -5,18 +5,47 @@ The keys follow the JSON contract of ARCHITECTURE.md; extra keys add what a user
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from graphscope.analysis.correlation import correlate
-from graphscope.analysis.gpu_time import device_time, gpu_work, idle_gaps
-from graphscope.analysis.graphs import graph_launches, node_activities
+from graphscope.analysis.correlation import Correlation, correlate
+from graphscope.analysis.gpu_time import DeviceTime, device_time, gpu_work, idle_gaps
+from graphscope.analysis.graphs import GraphLaunches, graph_launches, node_activities
 from graphscope.analysis.kernel_stats import kernel_stats
-from graphscope.analysis.launch import launch_metrics
+from graphscope.analysis.launch import LaunchMetrics, launch_metrics
 from graphscope.analysis.verdict import launch_verdict
+from graphscope.core.table import Table
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import ApiKind
+
+
+@dataclass
+class TraceAnalysis:
+    """The analyses every view of a trace starts from, computed once."""
+
+    correlation: Correlation
+    work: Table  # all GPU work sorted by start, with its launching call
+    launches: LaunchMetrics
+    devices: list[DeviceTime]
+    nodes: Table  # graph node activities (node trace mode)
+    graphs: GraphLaunches
+
+
+def analyze(trace: Trace) -> TraceAnalysis:
+    """Correlate calls with GPU work and derive launches, device time and graph launches."""
+    correlation = correlate(trace)
+    work = gpu_work(trace, correlation)
+    nodes = node_activities(trace)
+    return TraceAnalysis(
+        correlation=correlation,
+        work=work,
+        launches=launch_metrics(trace, work),
+        devices=device_time(work),
+        nodes=nodes,
+        graphs=graph_launches(trace, correlation, nodes),
+    )
 
 
 def _median(values: np.ndarray) -> float:
@@ -28,14 +57,16 @@ def _total(table) -> int:
     return int((table.end - table.start).sum()) if len(table) else 0
 
 
-def summarize(trace: Trace, top: int = 10) -> dict[str, Any]:
+def summarize(trace: Trace, top: int = 10, analysis: TraceAnalysis | None = None) -> dict[str, Any]:
     """Everything `graphscope summary` prints, as plain JSON-ready values."""
-    correlation = correlate(trace)
-    work = gpu_work(trace, correlation)
-    launches = launch_metrics(trace, work)
-    devices = device_time(work)
-    nodes = node_activities(trace)
-    graphs = graph_launches(trace, correlation, nodes)
+    analysis = analyze(trace) if analysis is None else analysis
+    work, launches, devices, nodes, graphs = (
+        analysis.work,
+        analysis.launches,
+        analysis.devices,
+        analysis.nodes,
+        analysis.graphs,
+    )
 
     kernel_calls = launches.of_kind(ApiKind.KERNEL_LAUNCH)
     graph_calls = launches.of_kind(ApiKind.GRAPH_LAUNCH)

@@ -50,3 +50,16 @@ def find_nsys() -> str | None:
         if matches:
             return matches[-1]
     return None
+
+
+def asset_path(name: str) -> Path:
+    """A bundled asset: inside the installed package, or in the source checkout's assets/ folder."""
+    package = Path(__file__).resolve().parent.parent
+    for folder in (package / "_assets", package.parent / "assets"):
+        if (folder / name).exists():
+            return folder / name
+    return package.parent / "assets" / name
+
+
+def demo_trace() -> Path:
+    return asset_path("demo_trace.sqlite")

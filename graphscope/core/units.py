@@ -30,9 +30,9 @@ def format_bytes(count: float) -> str:
     return f"{int(count)} B"
 
 
-def axis_unit(span_ns: float) -> tuple[float, str]:
-    """Pick the unit for a time axis that spans `span_ns`: returns (scale in ns, unit name)."""
+def time_unit(magnitude_ns: float) -> tuple[float, str]:
+    """The unit to write a time of this size in: returns (scale in ns, unit name)."""
     for scale, unit in _TIME_UNITS:
-        if span_ns >= 10 * scale or unit == "ns":
+        if magnitude_ns >= scale or unit == "ns":
             return scale, unit
     raise AssertionError("unreachable")

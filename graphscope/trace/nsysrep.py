@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
 from graphscope.core.errors import BadInputError, Cancelled, ToolMissingError
@@ -31,15 +30,17 @@ def export_to_sqlite(report: Path, progress: ProgressCallback = no_progress, can
     progress(0.0, f"exporting {report.name} with nsys")
     partial = target.with_suffix(".partial.sqlite")
     command = [nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "-o", str(partial), str(report)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    while process.poll() is None:
-        if cancel is not None and cancel.cancelled:
-            process.kill()
-            process.wait()
-            partial.unlink(missing_ok=True)
-            raise Cancelled("export cancelled")
-        time.sleep(0.1)
-    output = process.stdout.read() if process.stdout else ""
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
+        while True:
+            try:
+                output, _ = process.communicate(timeout=0.2)  # drains the pipe while it waits
+                break
+            except subprocess.TimeoutExpired:
+                if cancel is not None and cancel.cancelled:
+                    process.kill()
+                    process.communicate()
+                    partial.unlink(missing_ok=True)
+                    raise Cancelled("export cancelled") from None
     if process.returncode != 0 or not partial.exists():
         last = output.strip().splitlines()[-1] if output.strip() else f"exit status {process.returncode}"
         partial.unlink(missing_ok=True)

@@ -5,7 +5,7 @@ import pytest
 
 from graphscope.core.symbols import SymbolTable, display_api_name
 from graphscope.core.table import Table, concat
-from graphscope.core.units import axis_unit, format_bytes, format_ns
+from graphscope.core.units import format_bytes, format_ns, time_unit
 
 
 def test_table_columns_take_and_sort():
@@ -34,4 +34,4 @@ def test_symbol_table_interns_once_and_reports_dangling_ids():
 def test_units():
     assert format_ns(1_234_567) == "1.23 ms" and format_ns(960) == "960 ns" and format_ns(2.5e9) == "2.5 s"
     assert format_bytes(2 * 1024 * 1024) == "2 MiB" and format_bytes(12) == "12 B"
-    assert axis_unit(5e6) == (1e3, "us")
+    assert time_unit(5e6) == (1e6, "ms") and time_unit(12) == (1.0, "ns")

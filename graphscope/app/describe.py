@@ -1,0 +1,163 @@
+"""What the details panel says about a selected event (plain strings, no Qt)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphscope.analysis.launch import api_kinds
+from graphscope.app.document import TraceDocument
+from graphscope.app.layout import API, API_KIND_NAMES, GRAPH_GROUP, GRAPH_ROW, KERNEL, MEMCPY, MEMSET, NVTX
+from graphscope.core.symbols import display_api_name
+from graphscope.core.units import format_bytes, format_ns
+from graphscope.trace.schema import COPY_KINDS
+
+Fields = list[tuple[str, str]]
+
+
+def describe(document: TraceDocument, source: int, row: int) -> tuple[str, Fields]:
+    """A title and (label, value) pairs for one event of a source table."""
+    describers = {
+        API: _api,
+        KERNEL: _kernel,
+        MEMCPY: _memcpy,
+        MEMSET: _memset,
+        GRAPH_ROW: _graph_row,
+        NVTX: _nvtx,
+        GRAPH_GROUP: _graph_group,
+    }
+    return describers[source](document, row)
+
+
+def _time(document: TraceDocument, start: int, end: int) -> Fields:
+    origin = document.layout.origin
+    return [("start", format_ns(start - origin)), ("duration", format_ns(end - start))]
+
+
+def _launching_call(document: TraceDocument, kind: str, row: int) -> Fields:
+    call = int(document.analysis.correlation.api_row[kind][row])
+    if call < 0:
+        return [("launched by", "not recorded")]
+    api = document.trace.api
+    name = display_api_name(document.trace.symbols.name(int(api.name[call])))
+    start = getattr(document.trace, kind).start[row]
+    return [
+        ("launched by", f"{name} ({format_ns(api.end[call] - api.start[call])})"),
+        (
+            "launch latency",
+            f"{format_ns(start - api.start[call])} after the call began, "
+            f"{format_ns(start - api.end[call])} after it returned",
+        ),
+    ]
+
+
+def _graph_node(document: TraceDocument, node: int) -> Fields:
+    if node < 0:
+        return []
+    fields = [("graph node", f"graph {node >> 32}, node {node & 0xFFFFFFFF} (id {node})")]
+    nodes = document.analysis.nodes
+    mine = nodes.node == node
+    if mine.sum() > 1:
+        durations = (nodes.end - nodes.start)[mine]
+        fields.append(("node over launches", f"{int(mine.sum())} launches, median {format_ns(np.median(durations))}"))
+    return fields
+
+
+def _kernel(document: TraceDocument, row: int) -> tuple[str, Fields]:
+    k = document.trace.kernels
+    symbols = document.trace.symbols
+    short = symbols.name(int(k.short_name[row]))
+    fields = [("kernel", short), ("full name", symbols.name(int(k.name[row])))]
+    fields += _time(document, int(k.start[row]), int(k.end[row]))
+    fields += [
+        ("grid", f"({k.grid_x[row]}, {k.grid_y[row]}, {k.grid_z[row]})"),
+        ("block", f"({k.block_x[row]}, {k.block_y[row]}, {k.block_z[row]})"),
+        ("registers / thread", str(k.registers[row])),
+        (
+            "shared memory",
+            f"{format_bytes(int(k.static_smem[row]))} static, {format_bytes(int(k.dynamic_smem[row]))} dynamic",
+        ),
+        ("device / stream", f"{k.device[row]} / {k.stream[row]}"),
+    ]
+    fields += _launching_call(document, "kernels", row)
+    fields += _graph_node(document, int(k.graph_node[row]))
+    return f"Kernel {short}", fields
+
+
+def _memcpy(document: TraceDocument, row: int) -> tuple[str, Fields]:
+    m = document.trace.memcpy
+    kind = COPY_KINDS.get(int(m.copy_kind[row]), "?")
+    fields = [("copy", kind), ("bytes", format_bytes(int(m.bytes[row])))]
+    fields += _time(document, int(m.start[row]), int(m.end[row]))
+    duration = int(m.end[row] - m.start[row])
+    if duration > 0:
+        fields.append(("throughput", f"{m.bytes[row] / duration:.2f} GB/s"))
+    fields.append(("device / stream", f"{m.device[row]} / {m.stream[row]}"))
+    fields += _launching_call(document, "memcpy", row) + _graph_node(document, int(m.graph_node[row]))
+    return f"Memcpy {kind}", fields
+
+
+def _memset(document: TraceDocument, row: int) -> tuple[str, Fields]:
+    m = document.trace.memset
+    fields = [("bytes", format_bytes(int(m.bytes[row]))), ("value", str(m.value[row]))]
+    fields += _time(document, int(m.start[row]), int(m.end[row]))
+    fields.append(("device / stream", f"{m.device[row]} / {m.stream[row]}"))
+    fields += _launching_call(document, "memset", row) + _graph_node(document, int(m.graph_node[row]))
+    return "Memset", fields
+
+
+def _graph_row(document: TraceDocument, row: int) -> tuple[str, Fields]:
+    g = document.trace.graph_launches
+    fields = [("graph", str(g.graph_id[row])), ("graph exec", str(g.graph_exec_id[row]))]
+    fields += _time(document, int(g.start[row]), int(g.end[row]))
+    fields.append(("nodes", "not traced (graph trace mode 'graph'; use --cuda-graph-trace=node)"))
+    fields += _launching_call(document, "graph_launches", row)
+    return "Graph launch (whole graph)", fields
+
+
+def _graph_group(document: TraceDocument, row: int) -> tuple[str, Fields]:
+    graphs = document.analysis.graphs
+    fields = [("graph", str(graphs.graph_id[row]))]
+    fields += _time(document, int(graphs.start[row]), int(graphs.end[row]))
+    nodes = int(graphs.nodes[row])
+    fields.append(("node activities", str(nodes) if nodes >= 0 else "not traced"))
+    fields.append(("streams", str(graphs.streams[row])))
+    call = int(graphs.api_row[row])
+    if call >= 0:
+        api = document.trace.api
+        fields.append(("launch call", format_ns(int(api.end[call] - api.start[call]))))
+        fields.append(("latency", format_ns(int(graphs.start[row] - api.start[call]))))
+    return "Graph launch", fields
+
+
+def _api(document: TraceDocument, row: int) -> tuple[str, Fields]:
+    api = document.trace.api
+    symbols = document.trace.symbols
+    name = symbols.name(int(api.name[row]))
+    kind = int(api_kinds(symbols, api.name[row : row + 1])[0])
+    thread = int(api.thread[row])
+    fields = [("call", name), ("kind", API_KIND_NAMES[kind])]
+    fields += _time(document, int(api.start[row]), int(api.end[row]))
+    fields += [
+        (
+            "thread",
+            f"{symbols.name(int(document.trace.threads.name[thread]))} [{int(document.trace.threads.tid[thread])}]",
+        ),
+        ("correlation id", str(api.correlation[row])),
+        ("return value", str(api.return_value[row])),
+    ]
+    caused = document.analysis.correlation.activities_of(row)
+    if caused:
+        parts = [f"{len(rows)} {kind}" for kind, rows in caused.items()]
+        fields.append(("GPU work", ", ".join(parts)))
+    return display_api_name(name), fields
+
+
+def _nvtx(document: TraceDocument, row: int) -> tuple[str, Fields]:
+    nvtx = document.trace.nvtx
+    text = document.trace.symbols.name(int(nvtx.text[row])) if nvtx.text[row] >= 0 else "(no text)"
+    end = int(nvtx.end[row])
+    fields = [("range", text)]
+    fields += _time(document, int(nvtx.start[row]), max(end, int(nvtx.start[row])))
+    if end < 0:
+        fields.append(("kind", "mark or unclosed range"))
+    return f"NVTX {text}", fields

@@ -1,0 +1,50 @@
+"""The lane list: show or hide lanes, collapse a process or GPU into one row."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
+
+from graphscope.app.layout import TimelineLayout
+
+KEY_ROLE = Qt.ItemDataRole.UserRole
+
+
+class LanesPanel(QTreeWidget):
+    """Group rows (process or GPU) with a collapse box; lane rows with a show box."""
+
+    lane_toggled = Signal(str, bool)  # lane key, hidden
+    group_collapsed = Signal(str, bool)  # group name, collapsed
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setHeaderLabels(["lane", "collapse"])
+        self.setColumnWidth(0, 230)
+        self.itemChanged.connect(self._on_changed)
+        self._filling = False
+
+    def set_layout(self, layout: TimelineLayout, hidden: set[str], collapsed: set[str]) -> None:
+        self._filling = True
+        self.clear()
+        groups: dict[str, QTreeWidgetItem] = {}
+        for lane in layout.lanes:
+            group = groups.get(lane.group)
+            if group is None:
+                group = QTreeWidgetItem(self, [lane.group, ""])
+                group.setData(0, KEY_ROLE, ("group", lane.group))
+                group.setCheckState(1, Qt.CheckState.Checked if lane.group in collapsed else Qt.CheckState.Unchecked)
+                group.setExpanded(True)
+                groups[lane.group] = group
+            item = QTreeWidgetItem(group, [f"{lane.label} ({len(lane):,})"])
+            item.setData(0, KEY_ROLE, ("lane", lane.key))
+            item.setCheckState(0, Qt.CheckState.Unchecked if lane.key in hidden else Qt.CheckState.Checked)
+        self._filling = False
+
+    def _on_changed(self, item: QTreeWidgetItem, column: int) -> None:
+        if self._filling:
+            return
+        kind, key = item.data(0, KEY_ROLE)
+        if kind == "lane" and column == 0:
+            self.lane_toggled.emit(key, item.checkState(0) != Qt.CheckState.Checked)
+        elif kind == "group" and column == 1:
+            self.group_collapsed.emit(key, item.checkState(1) == Qt.CheckState.Checked)

@@ -1,0 +1,297 @@
+"""Which lanes the timeline shows and what each holds (numpy only, no Qt).
+
+One group per process (a CUDA API lane and an NVTX lane per thread) and one group per GPU (a graph
+launch lane, then one lane per stream with its kernels, copies and memsets). Times are float64
+nanoseconds from the start of the trace. Every event remembers its source table and row, and
+`locate` answers the reverse question, so selections can cross lanes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from graphscope.analysis.graphs import GraphLaunches
+from graphscope.analysis.launch import api_kinds
+from graphscope.app.lod import LodLane
+from graphscope.core.symbols import SymbolTable
+from graphscope.trace.model import Trace
+from graphscope.trace.schema import NVTX_DRAWN_TYPES, NVTX_RANGE_TYPES, ApiKind
+
+SOURCES = ("api", "kernels", "memcpy", "memset", "graph_launches", "nvtx", "graph_group")
+API, KERNEL, MEMCPY, MEMSET, GRAPH_ROW, NVTX, GRAPH_GROUP = range(len(SOURCES))
+
+# palette indices: 0-7 API kinds, 8 memcpy, 9 memset, 10 graph, 11-26 kernels, 27-34 NVTX
+PALETTE = [
+    (150, 150, 150),
+    (66, 133, 244),
+    (156, 39, 176),
+    (219, 68, 55),
+    (15, 157, 88),
+    (0, 150, 136),
+    (244, 160, 0),
+    (121, 85, 72),
+    (46, 160, 67),
+    (0, 172, 193),
+    (142, 68, 173),
+    (31, 119, 180),
+    (255, 127, 14),
+    (44, 160, 44),
+    (214, 39, 40),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (23, 190, 207),
+    (57, 106, 177),
+    (218, 124, 48),
+    (62, 150, 81),
+    (204, 37, 41),
+    (107, 76, 154),
+    (146, 36, 40),
+    (174, 199, 232),
+    (255, 187, 120),
+    (152, 223, 138),
+    (255, 152, 150),
+    (197, 176, 213),
+    (196, 156, 148),
+    (247, 182, 210),
+    (219, 219, 141),
+]
+COLOR_MEMCPY, COLOR_MEMSET, COLOR_GRAPH = 8, 9, 10
+KERNEL_COLORS = range(11, 27)
+NVTX_COLORS = range(27, 35)
+API_KIND_NAMES = {k.value: k.name.replace("_", " ").lower() for k in ApiKind}
+
+
+@dataclass
+class Lane:
+    """One row group of the timeline: events sorted by start, drawn in `depth_rows` sub-rows."""
+
+    key: str
+    group: str
+    label: str
+    kind: str  # "api", "nvtx", "gpu" or "graphs"
+    source: np.ndarray  # per event: index into SOURCES
+    row: np.ndarray  # per event: row in that source table
+    start: np.ndarray
+    end: np.ndarray
+    color: np.ndarray
+    name: np.ndarray  # per event: symbol id of its label (-1: none)
+    depth: np.ndarray  # per event: sub-row (NVTX nesting), 0 elsewhere
+    device: int = -1
+    stream: int = -1
+    lods: list[LodLane] = field(default_factory=list)
+    members: list[np.ndarray] = field(default_factory=list)  # per sub-row: event indices of that row
+
+    def __post_init__(self) -> None:
+        rows = int(self.depth.max()) + 1 if len(self.depth) else 1
+        for d in range(rows):
+            mine = np.flatnonzero(self.depth == d)
+            self.members.append(mine)
+            self.lods.append(LodLane(self.start[mine], self.end[mine], self.color[mine]))
+
+    @property
+    def depth_rows(self) -> int:
+        return len(self.lods)
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+
+@dataclass
+class TimelineLayout:
+    origin: int  # trace time (ns) of x = 0
+    lanes: list[Lane]
+    locate: dict[int, tuple[np.ndarray, np.ndarray]]  # source -> (lane index, event index) per source row
+
+    def find(self, source: int, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        """Lanes and event indices that show the given rows of a source table."""
+        if source not in self.locate or not len(rows):
+            return []
+        lane_of, index_of = self.locate[source]
+        lanes, events = lane_of[rows], index_of[rows]
+        shown = lanes >= 0
+        lanes, events = lanes[shown], events[shown]
+        return [(int(lane), events[lanes == lane]) for lane in np.unique(lanes)]
+
+
+def _color_by_name(names: np.ndarray, colors: range) -> np.ndarray:
+    return (colors.start + (names.astype(np.int64) * 2654435761 % 2**32) % len(colors)).astype(np.int16)
+
+
+def build_layout(trace: Trace, graphs: GraphLaunches) -> TimelineLayout:
+    """Lanes for every thread with CUDA calls or NVTX ranges and every GPU stream with work."""
+    origin = trace.span()[0]
+    lanes: list[Lane] = []
+    symbols = trace.symbols
+    for process in range(len(trace.processes)):
+        group = _process_label(trace, symbols, process)
+        for thread in np.flatnonzero(trace.threads.process == process):
+            lanes += _thread_lanes(trace, origin, group, int(thread))
+    for device in np.unique(
+        np.concatenate([t.device for t in (trace.kernels, trace.memcpy, trace.memset, trace.graph_launches)])
+    ):
+        lanes += _gpu_lanes(trace, origin, graphs, int(device))
+    return TimelineLayout(origin, lanes, _locate(trace, graphs, lanes))
+
+
+def _process_label(trace: Trace, symbols: SymbolTable, process: int) -> str:
+    return f"{symbols.name(int(trace.processes.name[process]))} (pid {int(trace.processes.pid[process])})"
+
+
+def _thread_lanes(trace: Trace, origin: int, group: str, thread: int) -> list[Lane]:
+    lanes = []
+    tid = int(trace.threads.tid[thread])
+    thread_name = trace.symbols.name(int(trace.threads.name[thread]))
+    api = trace.api
+    rows = np.flatnonzero(api.thread == thread)
+    if len(rows):
+        kinds = api_kinds(trace.symbols, api.name[rows])
+        lanes.append(
+            Lane(
+                key=f"api:{thread}",
+                group=group,
+                label=f"{thread_name} [{tid}] CUDA API",
+                kind="api",
+                source=np.full(len(rows), API, np.int8),
+                row=rows,
+                start=(api.start[rows] - origin).astype(np.float64),
+                end=(api.end[rows] - origin).astype(np.float64),
+                color=kinds.astype(np.int16),
+                name=api.name[rows].astype(np.int64),
+                depth=np.zeros(len(rows), np.int8),
+            )
+        )
+    nvtx = trace.nvtx
+    rows = np.flatnonzero((nvtx.thread == thread) & np.isin(nvtx.event_type, NVTX_DRAWN_TYPES))
+    if len(rows):
+        start = nvtx.start[rows]
+        is_range = np.isin(nvtx.event_type[rows], NVTX_RANGE_TYPES) & (nvtx.end[rows] >= start)
+        end = np.where(is_range, nvtx.end[rows], start)
+        lanes.append(
+            Lane(
+                key=f"nvtx:{thread}",
+                group=group,
+                label=f"{thread_name} [{tid}] NVTX",
+                kind="nvtx",
+                source=np.full(len(rows), NVTX, np.int8),
+                row=rows,
+                start=(start - origin).astype(np.float64),
+                end=(end - origin).astype(np.float64),
+                color=_color_by_name(nvtx.text[rows], NVTX_COLORS),
+                name=nvtx.text[rows].astype(np.int64),
+                depth=nesting_depth(start, end),
+            )
+        )
+    return lanes
+
+
+def nesting_depth(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Sub-row of each range so that nested ranges stack (input sorted by start)."""
+    depth = np.zeros(len(start), dtype=np.int8)
+    open_ends: list[int] = []
+    for i, (s, e) in enumerate(zip(start.tolist(), end.tolist())):
+        while open_ends and open_ends[-1] <= s:
+            open_ends.pop()
+        depth[i] = min(len(open_ends), 127)
+        open_ends.append(e)
+    return depth
+
+
+def _gpu_lanes(trace: Trace, origin: int, graphs: GraphLaunches, device: int) -> list[Lane]:
+    gpu = trace.gpu(device)
+    group = f"GPU {device}" + (f" {gpu.name}" if gpu else "")
+    lanes = []
+    if len(graphs):
+        rows = np.flatnonzero(graphs.device == device)
+        if len(rows):
+            lanes.append(
+                Lane(
+                    key=f"graphs:{device}",
+                    group=group,
+                    label="graph launches",
+                    kind="graphs",
+                    source=np.full(len(rows), GRAPH_GROUP, np.int8),
+                    row=rows,
+                    start=(graphs.start[rows] - origin).astype(np.float64),
+                    end=(graphs.end[rows] - origin).astype(np.float64),
+                    color=np.full(len(rows), COLOR_GRAPH, np.int16),
+                    name=np.full(len(rows), -1, np.int64),
+                    depth=np.zeros(len(rows), np.int8),
+                    device=device,
+                )
+            )
+    parts = []
+    for source, table_name in (
+        (KERNEL, "kernels"),
+        (MEMCPY, "memcpy"),
+        (MEMSET, "memset"),
+        (GRAPH_ROW, "graph_launches"),
+    ):
+        table = getattr(trace, table_name)
+        rows = np.flatnonzero(table.device == device)
+        if not len(rows):
+            continue
+        if source == KERNEL:
+            color, name = _color_by_name(table.short_name[rows], KERNEL_COLORS), table.short_name[rows]
+        else:
+            fixed = {MEMCPY: COLOR_MEMCPY, MEMSET: COLOR_MEMSET, GRAPH_ROW: COLOR_GRAPH}[source]
+            color, name = np.full(len(rows), fixed, np.int16), np.full(len(rows), -1)
+        parts.append(
+            (
+                np.full(len(rows), source, np.int8),
+                rows,
+                table.stream[rows],
+                table.start[rows],
+                table.end[rows],
+                color,
+                name.astype(np.int64),
+            )
+        )
+    if not parts:
+        return lanes
+    source, rows, stream, start, end, color, name = (np.concatenate(p) for p in zip(*parts))
+    for s in np.unique(stream):
+        mine = np.flatnonzero(stream == s)
+        mine = mine[np.argsort(start[mine], kind="stable")]
+        lanes.append(
+            Lane(
+                key=f"stream:{device}:{s}",
+                group=group,
+                label=f"stream {s}",
+                kind="gpu",
+                source=source[mine],
+                row=rows[mine],
+                start=(start[mine] - origin).astype(np.float64),
+                end=(end[mine] - origin).astype(np.float64),
+                color=color[mine],
+                name=name[mine],
+                depth=np.zeros(len(mine), np.int8),
+                device=device,
+                stream=int(s),
+            )
+        )
+    return lanes
+
+
+def _locate(trace: Trace, graphs: GraphLaunches, lanes: list[Lane]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    sizes = {
+        API: len(trace.api),
+        KERNEL: len(trace.kernels),
+        MEMCPY: len(trace.memcpy),
+        MEMSET: len(trace.memset),
+        GRAPH_ROW: len(trace.graph_launches),
+        NVTX: len(trace.nvtx),
+        GRAPH_GROUP: len(graphs),
+    }
+    locate = {s: (np.full(n, -1, np.int32), np.full(n, -1, np.int64)) for s, n in sizes.items()}
+    for lane_index, lane in enumerate(lanes):
+        for source in np.unique(lane.source):
+            events = np.flatnonzero(lane.source == source)
+            lane_of, index_of = locate[int(source)]
+            lane_of[lane.row[events]] = lane_index
+            index_of[lane.row[events]] = events
+    return locate

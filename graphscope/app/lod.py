@@ -1,0 +1,114 @@
+"""Level of detail for one timeline lane (numpy only, no Qt).
+
+A lane's events are merged into runs at a pyramid of resolutions (256 ns, 1 us, 4 us, ...), built
+once. A redraw takes the coarsest level whose resolution is still under one pixel, cuts the visible
+window with `np.searchsorted` and merges what falls inside one pixel, so the work per frame follows
+the number of pixels, not the number of events. Every event keeps at least one pixel: a short kernel never vanishes.
+A run that merges events of different colours gets the colour MIXED, and every run carries the time
+its events were busy, so a merged run can be drawn as tall as the share of it that was busy: a GPU
+stream that idles between tiny kernels shows as low bars, not as a solid block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MIXED = -2
+BASE_RESOLUTION_NS = 256.0
+LEVEL_FACTOR = 4.0
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Disjoint, sorted intervals with one colour index each."""
+
+    start: np.ndarray
+    end: np.ndarray
+    color: np.ndarray
+    busy: np.ndarray  # time covered by events inside the run
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    @property
+    def fill(self) -> np.ndarray:
+        """Busy share of each run, in [0, 1]."""
+        length = self.end - self.start
+        return np.clip(self.busy / np.where(length > 0, length, 1.0), 0.0, 1.0)
+
+
+def merge(
+    start: np.ndarray, end: np.ndarray, color: np.ndarray, resolution: float, busy: np.ndarray | None = None
+) -> Runs:
+    """Merge intervals closer than `resolution`, each at least `resolution` wide. Input sorted by start.
+
+    `busy` is each input interval's busy time (its length when it is a raw event).
+    """
+    busy = end - start if busy is None else busy
+    if len(start) == 0:
+        return Runs(start, end, color, busy)
+    widened = np.maximum(end, start + resolution)
+    reach = np.maximum.accumulate(widened)
+    first = np.flatnonzero(np.r_[True, start[1:] > reach[:-1]])
+    last = np.r_[first[1:], len(start)] - 1
+    if len(first) == len(start):
+        return Runs(start, reach, color, busy)
+    same = np.minimum.reduceat(color, first) == np.maximum.reduceat(color, first)
+    return Runs(
+        start[first], reach[last], np.where(same, color[first], MIXED).astype(color.dtype), np.add.reduceat(busy, first)
+    )
+
+
+class LodLane:
+    """One lane's events (sorted by start) with their merge pyramid."""
+
+    def __init__(self, start: np.ndarray, end: np.ndarray, color: np.ndarray) -> None:
+        self.start = np.asarray(start, dtype=np.float64)
+        self.end = np.asarray(end, dtype=np.float64)
+        self.color = np.asarray(color, dtype=np.int16)
+        self._reach = np.maximum.accumulate(self.end) if len(self.end) else self.end
+        self.levels: list[tuple[float, Runs]] = []
+        runs = self._raw = Runs(self.start, self.end, self.color, self.end - self.start)
+        resolution = BASE_RESOLUTION_NS
+        span = float(self._reach[-1] - self.start[0]) if len(self.start) else 0.0
+        while len(runs) > 64 and resolution < span:
+            runs = merge(runs.start, runs.end, runs.color, resolution, runs.busy)
+            self.levels.append((resolution, runs))
+            resolution *= LEVEL_FACTOR
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def visible(self, x0: float, x1: float, pixel: float) -> Runs:
+        """Runs to draw for the window [x0, x1] where one pixel spans `pixel` time units."""
+        source = self._raw
+        reach = self._reach
+        for resolution, runs in self.levels:
+            if resolution > pixel:
+                break
+            source, reach = runs, runs.end  # runs are disjoint: their ends are sorted
+        lo = int(np.searchsorted(reach, x0, side="right"))
+        hi = int(np.searchsorted(source.start, x1, side="right"))
+        return merge(source.start[lo:hi], source.end[lo:hi], source.color[lo:hi], pixel, source.busy[lo:hi])
+
+    def window(self, x0: float, x1: float) -> tuple[int, int]:
+        """Index range [lo, hi) of the raw events that overlap [x0, x1]."""
+        lo = int(np.searchsorted(self._reach, x0, side="right"))
+        hi = int(np.searchsorted(self.start, x1, side="right"))
+        return lo, hi
+
+    def hit(self, x: float, tolerance: float) -> int:
+        """Index of the event under x (the shortest of those within `tolerance`), or -1."""
+        lo, hi = self.window(x - tolerance, x + tolerance)
+        if hi <= lo:
+            return -1
+        candidates = np.arange(lo, hi)
+        near = (self.start[candidates] <= x + tolerance) & (self.end[candidates] >= x - tolerance)
+        candidates = candidates[near]
+        if not len(candidates):
+            return -1
+        inside = (self.start[candidates] <= x) & (self.end[candidates] >= x)
+        pool = candidates[inside] if inside.any() else candidates
+        return int(pool[np.argmin(self.end[pool] - self.start[pool])])

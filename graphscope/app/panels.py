@@ -1,0 +1,127 @@
+"""Side panels: event details, the summary with its verdict, and histograms of latency and duration."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
+
+from graphscope.app.describe import Fields
+from graphscope.app.document import TraceDocument
+from graphscope.core.units import format_bytes, format_ns
+from graphscope.trace.schema import ApiKind
+
+
+def _table(fields: Fields) -> str:
+    rows = "".join(
+        f"<tr><td style='color:#555;padding-right:10px'>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>"
+        for k, v in fields
+    )
+    return f"<table cellspacing=2>{rows}</table>"
+
+
+class DetailsPanel(QTextBrowser):
+    """Everything known about the selected event."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setOpenLinks(False)
+        self.show_fields("Nothing selected", [("tip", "click an event; W/S zoom, A/D pan, F fits, Z zooms to it")])
+
+    def show_fields(self, title: str, fields: Fields) -> None:
+        self.setHtml(f"<h3>{html.escape(title)}</h3>{_table(fields)}")
+
+
+class SummaryPanel(QTextBrowser):
+    """The launch-overhead verdict and the numbers behind it."""
+
+    def show_summary(self, summary: dict[str, Any]) -> None:
+        launch = summary["launch"]
+        bound = launch["launch_bound"]
+        colour = {True: "#b3261e", False: "#1e7b34", None: "#555"}[bound]
+        fields = [
+            ("file", summary["file"]),
+            ("Nsight Systems", summary["nsys_version"] or "unknown"),
+            ("span", format_ns(summary["span_ns"])),
+            ("kernels", f"{summary['kernels']['count']:,} ({format_ns(summary['kernels']['total_ns'])})"),
+            ("memcpy", f"{summary['memcpy']['count']:,} ({format_bytes(summary['memcpy']['bytes'])})"),
+            ("memset", f"{summary['memset']['count']:,}"),
+            (
+                "CUDA API calls",
+                f"{summary['api']['count']:,} ({summary['api']['launches']:,} kernel launches, "
+                f"{summary['api']['graph_launches']:,} graph launches)",
+            ),
+            ("graph trace mode", summary["graph_trace_mode"] or "-"),
+            (
+                "graph launches",
+                f"{summary['graphs']['launches']:,} ({summary['graphs']['node_activities']:,} node activities)",
+            ),
+            ("median launch call", format_ns(launch["median_api_ns"])),
+            ("median launch latency", format_ns(launch["median_latency_ns"])),
+            ("overhead ratio", f"{launch['overhead_ratio']:.3f}"),
+        ]
+        for gpu in summary["gpu"]:
+            fields.append(
+                (
+                    f"GPU {gpu['device']}",
+                    f"{gpu['utilization']:.1%} busy; idle {format_ns(gpu['idle_ns'])}, "
+                    f"{format_ns(gpu['host_wait_idle_ns'])} of it waiting for the CPU",
+                )
+            )
+        notes = "".join(f"<li>{html.escape(t)}</li>" for t in summary["lacks"] + summary["warnings"])
+        self.setHtml(
+            f"<p style='color:{colour};font-weight:bold'>{html.escape(launch['verdict'])}</p>"
+            f"{_table(fields)}" + (f"<p>Notes:</p><ul>{notes}</ul>" if notes else "")
+        )
+
+
+class HistogramPanel(QWidget):
+    """Log-scaled histograms of kernel-launch latency and of kernel duration."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.latency = self._plot("launch latency (log10 ns)")
+        self.duration = self._plot("kernel duration (log10 ns)")
+        layout.addWidget(self.latency)
+        layout.addWidget(self.duration)
+
+    @staticmethod
+    def _plot(title: str) -> pg.PlotWidget:
+        plot = pg.PlotWidget(title=title)
+        plot.setBackground("w")
+        plot.setMouseEnabled(x=False, y=False)
+        plot.getPlotItem().hideButtons()
+        plot.setMinimumHeight(120)
+        return plot
+
+    def show_document(self, document: TraceDocument) -> None:
+        launches = document.analysis.launches
+        latency = launches.latency_ns[launches.of_kind(ApiKind.KERNEL_LAUNCH)]
+        kernels = document.trace.kernels
+        self._fill(self.latency, latency[~np.isnan(latency)], (66, 133, 244))
+        self._fill(self.duration, (kernels.end - kernels.start).astype(np.float64), (15, 157, 88))
+
+    @staticmethod
+    def _fill(plot: pg.PlotWidget, values: np.ndarray, rgb: tuple[int, int, int]) -> None:
+        plot.clear()
+        values = values[values > 0]
+        if not len(values):
+            return
+        counts, edges = np.histogram(np.log10(values), bins=60)
+        plot.addItem(
+            pg.PlotCurveItem(edges, counts, stepMode="center", fillLevel=0, brush=(*rgb, 150), pen=pg.mkPen(rgb))
+        )
+        median = float(np.log10(np.median(values)))
+        plot.addItem(
+            pg.InfiniteLine(
+                median,
+                pen=pg.mkPen((200, 30, 30), style=pg.QtCore.Qt.PenStyle.DashLine),
+                label=f"median {format_ns(10**median)}",
+                labelOpts={"position": 0.85},
+            )
+        )

@@ -1,0 +1,119 @@
+"""The kernel statistics table: sortable, filtered by name search, rows highlight the timeline."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
+
+from graphscope.core.symbols import SymbolTable
+from graphscope.core.table import Table
+from graphscope.core.units import format_ns
+
+COLUMNS = [
+    ("kernel", "short_name"),
+    ("count", "count"),
+    ("total", "total_ns"),
+    ("mean", "mean_ns"),
+    ("median", "median_ns"),
+    ("min", "min_ns"),
+    ("max", "max_ns"),
+    ("std", "std_ns"),
+]
+SORT_ROLE = Qt.ItemDataRole.UserRole
+
+
+class KernelStatsModel(QAbstractTableModel):
+    """A `kernel_stats` table: one row per kernel identity, labelled by short name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stats: Table | None = None
+        self.symbols = SymbolTable()
+
+    def set_stats(self, stats: Table, symbols: SymbolTable) -> None:
+        self.beginResetModel()
+        self.stats, self.symbols = stats, symbols
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | None = None) -> int:
+        return 0 if self.stats is None or (parent is not None and parent.isValid()) else len(self.stats)
+
+    def columnCount(self, parent: QModelIndex | None = None) -> int:
+        return len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section][0]
+        return None
+
+    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+        if self.stats is None or not index.isValid():
+            return None
+        column = COLUMNS[index.column()][1]
+        value = self.stats[column][index.row()]
+        if role == SORT_ROLE:
+            return self.symbols.name(int(value)) if column == "short_name" else float(value)
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == "short_name":
+                return self.symbols.name(int(value))
+            return f"{int(value):,}" if column == "count" else format_ns(float(value))
+        if role == Qt.ItemDataRole.ToolTipRole and column == "short_name":
+            return self.symbols.name(int(self.stats.key[index.row()]))
+        if role == Qt.ItemDataRole.TextAlignmentRole and column != "short_name":
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def identity(self, row: int) -> int:
+        return int(self.stats.key[row])
+
+
+class StatsPanel(QWidget):
+    """Search box plus table. Emits the identities to highlight (empty: clear)."""
+
+    identities_chosen = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = KernelStatsModel()
+        self.proxy = QSortFilterProxyModel()
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.proxy.setFilterKeyColumn(0)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("search kernels (highlights matches)")
+        self.search.setClearButtonEnabled(True)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(2, Qt.SortOrder.DescendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.search)
+        layout.addWidget(self.table)
+        self.search.textChanged.connect(self._on_search)
+        self.table.selectionModel().selectionChanged.connect(self._on_rows)
+
+    def set_stats(self, stats: Table, symbols: SymbolTable) -> None:
+        self.model.set_stats(stats, symbols)
+        self.table.resizeColumnsToContents()
+
+    def _on_search(self, text: str) -> None:
+        self.proxy.setFilterFixedString(text)
+        self.table.clearSelection()
+        self.identities_chosen.emit(self.visible_identities() if text else np.empty(0, np.int64))
+
+    def _on_rows(self, *_: object) -> None:
+        rows = {self.proxy.mapToSource(i).row() for i in self.table.selectionModel().selectedRows()}
+        if rows:
+            self.identities_chosen.emit(np.array([self.model.identity(r) for r in sorted(rows)], dtype=np.int64))
+        elif not self.search.text():
+            self.identities_chosen.emit(np.empty(0, np.int64))
+
+    def visible_identities(self) -> np.ndarray:
+        rows = [self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in range(self.proxy.rowCount())]
+        return np.array([self.model.identity(r) for r in rows], dtype=np.int64)

@@ -1,0 +1,375 @@
+"""The timeline: lanes stacked per process and per GPU on one shared time axis."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPen, QPolygonF
+
+from graphscope.analysis.gpu_time import idle_gaps
+from graphscope.app.document import TraceDocument
+from graphscope.app.lane_item import HOST_WAIT, OTHER_WAIT, ROW_HEIGHT, UNKNOWN_WAIT, GapItem, LaneItem
+from graphscope.app.layout import API, GRAPH_GROUP, GRAPH_ROW, KERNEL, MEMCPY, MEMSET, SOURCES
+from graphscope.core.units import time_unit
+
+GROUP_HEADER = 0.9
+CLICK_TOLERANCE_PX = 3
+ROW_PIXELS = 30  # a lane row keeps this height whatever the window size
+
+
+class TimeAxis(pg.AxisItem):
+    """Ticks in ns/us/ms/s from the start of the trace, the unit chosen by the tick spacing."""
+
+    def tickStrings(self, values, scale, spacing):
+        if not len(values):
+            return []
+        unit_scale, unit = time_unit(max(abs(v) for v in values))
+        decimals = max(0, int(np.ceil(-np.log10(max(spacing / unit_scale, 1e-12)) - 1e-9)))
+        return [f"{v / unit_scale:.{decimals}f} {unit}" for v in values]
+
+
+class LaneAxis(pg.AxisItem):
+    """Lane names on the left, one tick per lane, group names in bold."""
+
+    def __init__(self) -> None:
+        super().__init__("left")
+        self.setWidth(230)
+        self.setStyle(tickLength=0)
+
+
+class TimelineViewBox(pg.ViewBox):
+    """Wheel zooms time only; the lanes scroll with a drag or Shift+wheel."""
+
+    def wheelEvent(self, event, axis=None):
+        if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            (_, _), (y0, y1) = self.viewRange()
+            step = (y1 - y0) * 0.1 * (-1 if event.delta() > 0 else 1)
+            self.translateBy(y=step)
+            event.accept()
+            return
+        super().wheelEvent(event, axis=0)
+
+
+class LinkItem(pg.GraphicsObject):
+    """An arrow from a CPU call to the GPU work it launched, drawn in screen pixels."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.points: tuple[QPointF, QPointF] | None = None
+        self.setZValue(10)
+
+    def set_points(self, start: QPointF | None, end: QPointF | None) -> None:
+        self.prepareGeometryChange()
+        self.points = (start, end) if start is not None and end is not None else None
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        if self.points is None:
+            return QRectF()
+        a, b = self.points
+        box = QRectF(a, b).normalized()
+        margin = box.width() * 0.1 + 1e3
+        return box.adjusted(-margin, -1, margin, 1)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        if self.points is None:
+            return
+        transform = painter.transform()
+        a, b = (transform.map(p) for p in self.points)
+        painter.resetTransform()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pen = QPen(QColor(220, 30, 30), 2)
+        painter.setPen(pen)
+        painter.drawLine(a, b)
+        direction = b - a
+        length = max((direction.x() ** 2 + direction.y() ** 2) ** 0.5, 1e-6)
+        ux, uy = direction.x() / length, direction.y() / length
+        head = [
+            b,
+            QPointF(b.x() - 10 * ux + 5 * uy, b.y() - 10 * uy - 5 * ux),
+            QPointF(b.x() - 10 * ux - 5 * uy, b.y() - 10 * uy + 5 * ux),
+        ]
+        painter.setBrush(QColor(220, 30, 30))
+        painter.drawPolygon(QPolygonF(head))
+
+
+class TimelineView(pg.PlotWidget):
+    """Shows a TraceDocument; emits `selected(source, row)` when the user picks an event."""
+
+    selected = Signal(int, int)
+
+    def __init__(self, parent=None) -> None:
+        self.lane_axis = LaneAxis()
+        super().__init__(
+            parent, viewBox=TimelineViewBox(), axisItems={"bottom": TimeAxis("bottom"), "left": self.lane_axis}
+        )
+        self.setBackground("w")
+        self.view = self.getViewBox()
+        self.view.invertY(True)
+        self.view.setMouseEnabled(x=True, y=True)
+        self.view.setMenuEnabled(False)
+        self.getPlotItem().hideButtons()
+        self.getPlotItem().showGrid(x=True, y=False, alpha=0.15)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.document: TraceDocument | None = None
+        self._content_height = 0.0
+        self.items: dict[int, LaneItem] = {}  # lane index -> item
+        self.gap_items: list[GapItem] = []
+        self.hidden: set[str] = set()
+        self.collapsed: set[str] = set()
+        self.show_gaps = False
+        self.selection: tuple[int, int] | None = None
+        self.link = LinkItem()
+        self.scene().sigMouseClicked.connect(self._on_click)
+        self.view.sigResized.connect(lambda _view: self._fit_rows())
+
+    # -- building -----------------------------------------------------------------------------
+
+    def set_document(self, document: TraceDocument) -> None:
+        self.document = document
+        self.selection = None
+        self.rebuild()
+        self.fit_gpu_activity()
+
+    def rebuild(self) -> None:
+        """Place lane items according to hidden lanes and collapsed groups."""
+        for item in [*self.items.values(), *self.gap_items, self.link]:
+            if item.scene() is not None:
+                self.view.removeItem(item)
+        self.items, self.gap_items = {}, []
+        if self.document is None:
+            return
+        ticks, y, current_group = [], 0.0, None
+        names = self.document.trace.symbols
+        for index, lane in enumerate(self.document.layout.lanes):
+            if lane.key in self.hidden:
+                continue
+            if lane.group != current_group:
+                current_group = lane.group
+                collapsed = lane.group in self.collapsed
+                ticks.append((y + GROUP_HEADER / 2, ("▸ " if collapsed else "▾ ") + lane.group))
+                y += GROUP_HEADER
+                group_top = y
+                if collapsed:
+                    y += ROW_HEIGHT
+            collapsed = lane.group in self.collapsed
+            item = LaneItem(lane, group_top if collapsed else y, names if lane.kind != "graphs" else None)
+            item.collapsed = collapsed
+            self.view.addItem(item)
+            self.items[index] = item
+            if not collapsed:
+                ticks.append((y + item.height / 2, "    " + lane.label))
+                y += item.height
+        self.lane_axis.setTicks([ticks, []])
+        self.view.addItem(self.link)
+        self._content_height = y
+        if self.show_gaps:
+            self._add_gaps()
+        if self.selection is not None:
+            self.select(*self.selection, emit=False)
+
+    def _add_gaps(self) -> None:
+        document = self.document
+        for item in self.items.values():
+            lane = item.lane
+            if lane.kind != "gpu":
+                continue
+            gaps = idle_gaps(document.trace, document.analysis.work, lane.device, lane.stream)
+            cause = np.where(gaps.host_wait, HOST_WAIT, np.where(gaps.unknown, UNKNOWN_WAIT, OTHER_WAIT))
+            origin = document.layout.origin
+            gap = GapItem(
+                (gaps.start - origin).astype(np.float64),
+                (gaps.end - origin).astype(np.float64),
+                cause,
+                item.y,
+                item.height,
+            )
+            self.view.addItem(gap)
+            self.gap_items.append(gap)
+
+    def set_gaps_visible(self, visible: bool) -> None:
+        self.show_gaps = visible
+        self.rebuild()
+
+    def set_lane_hidden(self, key: str, hidden: bool) -> None:
+        (self.hidden.add if hidden else self.hidden.discard)(key)
+        self.rebuild()
+
+    def set_group_collapsed(self, group: str, collapsed: bool) -> None:
+        (self.collapsed.add if collapsed else self.collapsed.discard)(group)
+        self.rebuild()
+
+    # -- navigation ---------------------------------------------------------------------------
+
+    def fit_all(self) -> None:
+        """The whole trace in time; lanes from the top at their fixed row height."""
+        if self.document is None:
+            return
+        start, end = self.document.trace.span()
+        self.view.setXRange(0, max(end - start, 1), padding=0.02)
+        self._fit_rows(top=-0.2)
+
+    def fit_gpu_activity(self) -> None:
+        """Where the GPU works: from its first 0.5% of work (skipping stray set-up kernels) to its last."""
+        work = self.document.analysis.work if self.document is not None else None
+        if work is None or not len(work):
+            self.fit_all()
+            return
+        origin = self.document.layout.origin
+        first = int(np.quantile(work.start, 0.005, method="lower")) - origin
+        last = int(work.end.max()) - origin
+        self.view.setXRange(first, max(last, first + 1), padding=0.03)
+        self._fit_rows(top=-0.2)
+
+    def _fit_rows(self, top: float | None = None) -> None:
+        (_, _), (y0, _) = self.view.viewRange()
+        top = y0 if top is None else top
+        rows = max(self.view.height(), 1) / ROW_PIXELS
+        self.view.setLimits(yMin=-0.5, yMax=max(self._content_height + 0.5, top + rows))
+        self.view.setYRange(top, top + rows, padding=0)
+
+    def zoom_to_selection(self) -> None:
+        if self.selection is None:
+            return
+        lane_index, event = self._selected_event()
+        if lane_index is None:
+            return
+        lane = self.document.layout.lanes[lane_index]
+        start, end = float(lane.start[event]), float(lane.end[event])
+        width = max(end - start, 1000.0)
+        self.view.setXRange(start - width, end + width, padding=0)
+
+    def zoom(self, factor: float) -> None:
+        (x0, x1), _ = self.view.viewRange()
+        center, half = (x0 + x1) / 2, (x1 - x0) / 2 * factor
+        self.view.setXRange(center - half, center + half, padding=0)
+
+    def pan(self, fraction: float) -> None:
+        (x0, x1), _ = self.view.viewRange()
+        self.view.translateBy(x=(x1 - x0) * fraction)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        actions = {
+            Qt.Key.Key_W: lambda: self.zoom(0.5),
+            Qt.Key.Key_S: lambda: self.zoom(2.0),
+            Qt.Key.Key_A: lambda: self.pan(-0.25),
+            Qt.Key.Key_D: lambda: self.pan(0.25),
+            Qt.Key.Key_F: self.fit_all,
+            Qt.Key.Key_Z: self.zoom_to_selection,
+            Qt.Key.Key_Escape: self.clear_selection,
+        }
+        action = actions.get(Qt.Key(event.key()))
+        if action is None:
+            super().keyPressEvent(event)
+        else:
+            action()
+            event.accept()
+
+    # -- selection and linking ----------------------------------------------------------------
+
+    def _on_click(self, event) -> None:
+        if self.document is None or event.button() != Qt.MouseButton.LeftButton:
+            return
+        point = self.view.mapSceneToView(event.scenePos())
+        tolerance = CLICK_TOLERANCE_PX * (self.view.viewPixelSize()[0] or 1.0)
+        for item in self.items.values():
+            height = ROW_HEIGHT if item.collapsed else item.height
+            if not item.y <= point.y() < item.y + height:
+                continue
+            event_index = item.hit(point.x(), item.y if item.collapsed else point.y(), tolerance)
+            if event_index >= 0:
+                self.select(int(item.lane.source[event_index]), int(item.lane.row[event_index]))
+                return
+        self.clear_selection()
+
+    def clear_selection(self) -> None:
+        self.selection = None
+        for item in self.items.values():
+            item.set_highlight(None)
+            item.set_selected(-1)
+        self.link.set_points(None, None)
+        self.selected.emit(-1, -1)
+
+    def _selected_event(self) -> tuple[int | None, int]:
+        source, row = self.selection
+        found = self.document.layout.find(source, np.array([row]))
+        return (found[0][0], int(found[0][1][0])) if found else (None, -1)
+
+    def select(self, source: int, row: int, emit: bool = True) -> None:
+        """Select one event and light up what it is linked to (its launch call, or the work it caused)."""
+        document = self.document
+        for item in self.items.values():
+            item.set_highlight(None)
+            item.set_selected(-1)
+        self.selection = (source, row)
+        lane_index, event = self._selected_event()
+        if lane_index in self.items:
+            self.items[lane_index].set_selected(event)
+        correlation = document.analysis.correlation
+        linked: dict[int, np.ndarray] = {}
+        call = -1
+        if source in (KERNEL, MEMCPY, MEMSET, GRAPH_ROW):
+            call = int(correlation.api_row[SOURCES[source]][row])
+            if call >= 0:
+                linked[API] = np.array([call])
+        elif source == API:
+            caused = correlation.activities_of(row)
+            for kind, rows in caused.items():
+                if kind in SOURCES:
+                    linked[SOURCES.index(kind)] = rows
+            groups = np.flatnonzero(document.analysis.graphs.api_row == row)
+            if len(groups):
+                linked[GRAPH_GROUP] = groups
+        elif source == GRAPH_GROUP:
+            call = int(document.analysis.graphs.api_row[row])
+            if call >= 0:
+                linked[API] = np.array([call])
+                for kind, rows in correlation.activities_of(call).items():
+                    if kind in SOURCES:
+                        linked[SOURCES.index(kind)] = rows
+        self._highlight(linked)
+        self._draw_link(source, row, call)
+        if emit:
+            self.selected.emit(source, row)
+
+    def highlight_rows(self, source: int, rows: np.ndarray | None) -> None:
+        """Highlight rows of one source table (a statistics-table filter); None clears."""
+        self.selection = None
+        self.link.set_points(None, None)
+        for item in self.items.values():
+            item.set_selected(-1)
+            item.set_highlight(None)
+        if rows is not None:
+            self._highlight({source: rows})
+            for item in self.items.values():
+                item.dimmed = True
+        else:
+            for item in self.items.values():
+                item.dimmed = False
+                item.update()
+
+    def _highlight(self, linked: dict[int, np.ndarray]) -> None:
+        per_lane: dict[int, list[np.ndarray]] = {}
+        for source, rows in linked.items():
+            for lane, events in self.document.layout.find(source, np.asarray(rows)):
+                per_lane.setdefault(lane, []).append(events)
+        for lane, parts in per_lane.items():
+            if lane in self.items:
+                self.items[lane].set_highlight(np.concatenate(parts))
+
+    def _draw_link(self, source: int, row: int, call: int) -> None:
+        if call < 0 or source == API:
+            self.link.set_points(None, None)
+            return
+        layout = self.document.layout
+        work = layout.find(source, np.array([row]))
+        cpu = layout.find(API, np.array([call]))
+        if not work or not cpu or work[0][0] not in self.items or cpu[0][0] not in self.items:
+            self.link.set_points(None, None)
+            return
+        (cpu_lane, cpu_events), (gpu_lane, gpu_events) = cpu[0], work[0]
+        a_item, b_item = self.items[cpu_lane], self.items[gpu_lane]
+        a = QPointF(float(a_item.lane.end[cpu_events[0]]), a_item.y + ROW_HEIGHT / 2)
+        b = QPointF(float(b_item.lane.start[gpu_events[0]]), b_item.y + ROW_HEIGHT / 2)
+        self.link.set_points(a, b)

@@ -1,0 +1,56 @@
+"""The one adapter that runs long work off the GUI thread, with progress and cancel."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from graphscope.core.errors import Cancelled, GraphscopeError
+from graphscope.core.progress import CancelToken
+
+
+class TaskSignals(QObject):
+    progressed = Signal(float, str)
+    finished = Signal(object)
+    failed = Signal(str)
+    cancelled = Signal()
+
+
+class Task(QRunnable):
+    """Runs `work(*args, progress=..., cancel=...)` on a pool thread; results come back as signals."""
+
+    def __init__(self, work: Callable[..., Any], *args: Any) -> None:
+        super().__init__()
+        self.work = work
+        self.args = args
+        self.token = CancelToken()
+        self.signals = TaskSignals()
+        self.setAutoDelete(False)
+
+    def cancel(self) -> None:
+        self.token.cancel()
+
+    def run(self) -> None:
+        try:
+            result = self.work(*self.args, progress=self.signals.progressed.emit, cancel=self.token)
+        except Cancelled:
+            self.signals.cancelled.emit()
+        except GraphscopeError as exc:
+            self.signals.failed.emit(exc.message)
+        except MemoryError:
+            self.signals.failed.emit("not enough memory for this file")
+        except Exception as exc:  # a bug: keep the window alive and say so
+            traceback.print_exc(file=sys.stderr)
+            self.signals.failed.emit(f"unexpected error: {exc!r}")
+        else:
+            self.signals.finished.emit(result)
+
+
+def start(task: Task) -> Task:
+    """Queue a task on the global thread pool and return it (keep a reference until it finishes)."""
+    QThreadPool.globalInstance().start(task)
+    return task

@@ -1,0 +1,74 @@
+"""The timeline's view model: level-of-detail runs and lanes (no Qt needed)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphscope.app.document import open_document
+from graphscope.app.layout import API, KERNEL, MEMCPY, MEMSET, nesting_depth
+from graphscope.app.lod import MIXED, LodLane, merge
+from tests.conftest import FORKJOIN, H200_NODE
+
+events = st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 300), st.integers(0, 3)), max_size=200)
+
+
+@given(events, st.floats(1, 2000))
+def test_every_event_is_covered_by_a_run_at_least_one_pixel_wide(rows, pixel):
+    rows.sort()
+    start = np.array([r[0] for r in rows], dtype=np.float64)
+    end = start + np.array([r[1] for r in rows])
+    color = np.array([r[2] for r in rows], dtype=np.int16)
+    lane = LodLane(start, end, color)
+    runs = lane.visible(-1.0, 20_000.0, pixel)
+    assert (runs.end - runs.start >= pixel - 1e-9).all()
+    assert (runs.start[1:] > runs.end[:-1]).all()
+    for s, e in zip(start, end):  # no event vanishes, however short
+        i = np.searchsorted(runs.start, s, side="right") - 1
+        assert i >= 0 and runs.start[i] <= s and runs.end[i] >= e
+    assert len(runs) <= 20_001 / pixel + 1
+
+
+def test_merging_different_colours_marks_the_run_mixed():
+    runs = merge(np.array([0.0, 5.0, 100.0]), np.array([4.0, 9.0, 104.0]), np.array([1, 2, 3], np.int16), 10.0)
+    assert runs.color.tolist() == [MIXED, 3] and runs.start.tolist() == [0.0, 100.0]
+
+
+def test_a_million_events_draw_as_about_a_pixel_each():
+    start = np.arange(1_000_000, dtype=np.float64) * 1000.0
+    lane = LodLane(start, start + 400.0, np.zeros(len(start), np.int16))
+    runs = lane.visible(0.0, 1e9, 1e9 / 1600)
+    assert len(runs) <= 1600 and len(lane.levels) >= 2
+
+
+def test_hit_prefers_the_event_under_the_cursor():
+    lane = LodLane(np.array([0.0, 10.0, 12.0]), np.array([100.0, 20.0, 13.0]), np.zeros(3, np.int16))
+    assert lane.hit(12.5, 1.0) == 2 and lane.hit(50.0, 1.0) == 0 and lane.hit(500.0, 1.0) == -1
+
+
+def test_nesting_depth_stacks_nested_ranges():
+    start, end = np.array([0, 1, 2, 10]), np.array([9, 5, 3, 12])
+    assert nesting_depth(start, end).tolist() == [0, 1, 2, 0]
+
+
+def test_demo_layout_has_cpu_nvtx_graph_and_stream_lanes():
+    document = open_document(H200_NODE)
+    kinds = [lane.kind for lane in document.layout.lanes]
+    assert kinds.count("api") == 1 and kinds.count("nvtx") == 1 and kinds.count("graphs") == 1
+    assert sum(len(lane) for lane in document.layout.lanes if lane.kind == "gpu") == 7005
+    graphs_lane = next(lane for lane in document.layout.lanes if lane.kind == "graphs")
+    assert len(graphs_lane) == 3
+
+
+def test_locate_maps_rows_back_to_lanes_across_streams():
+    document = open_document(FORKJOIN)
+    layout, trace = document.layout, document.trace
+    rows = np.flatnonzero(trace.kernels.graph_node >= 0)[:6]
+    found = layout.find(KERNEL, rows)
+    assert {layout.lanes[lane].stream for lane, _ in found} == {13, 16}
+    assert sum(len(events) for _, events in found) == 6
+    for lane, events in found:
+        assert set(layout.lanes[lane].row[events]) <= set(rows)
+    assert layout.find(MEMCPY, np.array([0])) and layout.find(MEMSET, np.array([0]))
+    assert layout.find(API, np.arange(len(trace.api)))

@@ -1,0 +1,127 @@
+"""The main window driven as a user would (pytest-qt, offscreen)."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPoint, Qt
+
+from graphscope.app.layout import API, GRAPH_GROUP, KERNEL
+from graphscope.core.settings import demo_trace
+from tests.conftest import FORKJOIN, H200_NODE
+
+
+def _item(window, kind, stream=None):
+    return next(
+        i for i in window.timeline.items.values() if i.lane.kind == kind and (stream is None or i.lane.stream == stream)
+    )
+
+
+def test_the_demo_opens_with_cpu_and_gpu_lanes_and_a_verdict(window, open_trace):
+    document = open_trace(demo_trace())
+    kinds = {item.lane.kind for item in window.timeline.items.values()}
+    assert kinds == {"api", "nvtx", "graphs", "gpu"}
+    assert "launch-bound" in window.summary.toPlainText()
+    assert window.stats.model.rowCount() == len(document.stats)
+    assert window.windowTitle().endswith("demo_trace.sqlite")
+
+
+def test_selecting_a_kernel_shows_and_links_its_launching_call(window, open_trace):
+    document = open_trace(H200_NODE)
+    row = int(np.flatnonzero(document.trace.kernels.graph_node < 0)[-1])
+    window.timeline.select(KERNEL, row)
+    text = window.details.toPlainText()
+    assert "vec_add" in text and "launched by" in text and "cuLaunchKernel" in text and "block" in text
+    api_item = _item(window, "api")
+    assert api_item._highlight_count == 1
+    assert window.timeline.link.points is not None
+
+
+def test_clicking_a_graph_launch_lights_up_all_its_node_kernels(window, open_trace, qtbot):
+    document = open_trace(H200_NODE)
+    graphs = _item(window, "graphs")
+    window.timeline.view.setXRange(float(graphs.lane.start[1]) - 1e5, float(graphs.lane.end[1]) + 1e5, padding=0)
+    qtbot.wait(50)
+    x = (graphs.lane.start[1] + graphs.lane.end[1]) / 2
+    scene = window.timeline.view.mapViewToScene(pg_point(x, graphs.y + 0.5))
+    position = window.timeline.mapFromScene(scene)
+    with qtbot.waitSignal(window.timeline.selected) as blocker:
+        qtbot.mouseClick(window.timeline.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(position.x(), position.y()))
+    assert blocker.args == [GRAPH_GROUP, 1]
+    assert _item(window, "gpu", stream=13)._highlight_count == 1000
+    assert "1000" in window.details.toPlainText()
+    call = int(document.analysis.graphs.api_row[1])
+    window.timeline.select(API, call)  # and back: the call lights up the same kernels
+    assert _item(window, "gpu", stream=13)._highlight_count == 1000
+
+
+def pg_point(x, y):
+    from PySide6.QtCore import QPointF
+
+    return QPointF(float(x), float(y))
+
+
+def test_statistics_table_sorts_filters_and_highlights(window, open_trace, qtbot):
+    open_trace(H200_NODE)
+    stats = window.stats
+    stats.table.sortByColumn(1, Qt.SortOrder.AscendingOrder)
+    counts = [stats.proxy.data(stats.proxy.index(r, 1)) for r in range(stats.proxy.rowCount())]
+    assert counts[-1] == "7,000"
+    stats.search.setText("vec")
+    assert stats.proxy.rowCount() == 1
+    assert _item(window, "gpu", stream=13)._highlight_count == 7000
+    stats.search.setText("")
+    assert _item(window, "gpu", stream=13)._highlight_count == 0  # clearing the search clears the highlight
+    stats.table.sortByColumn(2, Qt.SortOrder.DescendingOrder)
+    assert stats.proxy.data(stats.proxy.index(0, 0)) == "vec_add"
+    stats.table.selectRow(0)
+    assert _item(window, "gpu", stream=13)._highlight_count == 7000
+
+
+def test_a_corrupt_file_shows_an_error_and_keeps_the_previous_trace(window, open_trace, qtbot, tmp_path):
+    document = open_trace(H200_NODE)
+    broken = tmp_path / "broken.sqlite"
+    broken.write_bytes(H200_NODE.read_bytes()[:30_000])
+    with qtbot.waitSignal(window.load_failed, timeout=30_000) as blocker:
+        window.open_path(broken)
+    assert "damaged or truncated" in blocker.args[0]
+    assert window.document is document and window.timeline.document is document
+    assert window.error_box is not None and "damaged" in window.error_box.text()
+
+
+def test_keyboard_zoom_pan_and_fit(window, open_trace, qtbot):
+    open_trace(FORKJOIN)
+    view = window.timeline.view
+    window.timeline.setFocus()
+    (x0, x1), _ = view.viewRange()
+    qtbot.keyClick(window.timeline, Qt.Key.Key_W)
+    (a0, a1), _ = view.viewRange()
+    assert a1 - a0 < (x1 - x0) * 0.6
+    qtbot.keyClick(window.timeline, Qt.Key.Key_D)
+    (b0, _), _ = view.viewRange()
+    assert b0 > a0
+    qtbot.keyClick(window.timeline, Qt.Key.Key_F)
+    (c0, c1), _ = view.viewRange()
+    span = window.document.trace.span()
+    assert c1 - c0 >= (span[1] - span[0])
+
+
+def test_idle_gaps_lanes_hiding_and_collapsing(window, open_trace):
+    open_trace(FORKJOIN)
+    timeline = window.timeline
+    window.gaps_action.trigger()
+    assert timeline.gap_items and all(len(g.lod) for g in timeline.gap_items)
+    before = len(timeline.items)
+    stream_key = _item(window, "gpu", stream=16).lane.key
+    timeline.set_lane_hidden(stream_key, True)
+    assert len(timeline.items) == before - 1
+    group = _item(window, "gpu").lane.group
+    timeline.set_group_collapsed(group, True)
+    gpu_items = [i for i in timeline.items.values() if i.lane.group == group]
+    assert len({i.y for i in gpu_items}) == 1
+
+
+def test_recent_files_are_remembered(window, open_trace):
+    open_trace(FORKJOIN)
+    open_trace(H200_NODE)
+    assert window.recent_files()[:2] == [str(H200_NODE.resolve()), str(FORKJOIN.resolve())]
+    assert len(window.recent_menu.actions()) == 2
