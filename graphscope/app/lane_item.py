@@ -136,19 +136,22 @@ class LaneItem(pg.GraphicsObject):
                 )
                 painter.setPen(Qt.PenStyle.NoPen)
             if self.names is not None:
-                self._draw_labels(painter, depth, x0, x1, pixel)
+                self._draw_labels(painter, depth, runs, x0, x1, pixel)
         if self.selected >= 0:
             self._draw_selected(painter, pixel)
 
-    def _draw_labels(self, painter: QPainter, depth: int, x0: float, x1: float, pixel: float) -> None:
-        members = self.lane.members[depth]
-        lo, hi = self.lane.lods[depth].window(x0, x1)
-        if hi <= lo:
+    def _draw_labels(self, painter: QPainter, depth: int, runs: Runs, x0: float, x1: float, pixel: float) -> None:
+        """Names inside events wide enough to hold one; candidates come from the visible runs (few)."""
+        wide_runs = runs.start[(runs.end - runs.start) >= MIN_LABEL_PX * pixel][:MAX_LABELS]
+        if not len(wide_runs):
             return
-        events = members[lo:hi]
-        wide = events[(self.lane.end[events] - self.lane.start[events]) / pixel >= MIN_LABEL_PX][:MAX_LABELS]
-        if not len(wide):
+        lod = self.lane.lods[depth]
+        starts = np.searchsorted(lod.start, wide_runs)  # the event that opens each wide run
+        starts = starts[starts < len(lod)]
+        starts = starts[(lod.end[starts] - lod.start[starts]) >= MIN_LABEL_PX * pixel]
+        if not len(starts):
             return
+        events = self.lane.members[depth][starts]
         painter.save()
         transform = painter.transform()
         painter.resetTransform()
@@ -159,7 +162,7 @@ class LaneItem(pg.GraphicsObject):
         painter.setPen(QPen(QColor(255, 255, 255)))
         top = transform.map(QPointF(0, self.row_y(depth))).y()
         bottom = transform.map(QPointF(0, self.row_y(depth) + BAR)).y()
-        for event in wide.tolist():
+        for event in events.tolist():
             name_id = int(self.lane.name[event])
             if name_id < 0:
                 continue

@@ -88,6 +88,10 @@ class Lane:
 
     def __post_init__(self) -> None:
         rows = int(self.depth.max()) + 1 if len(self.depth) else 1
+        if rows == 1:  # the usual lane: no copies
+            self.members.append(np.arange(len(self.start)))
+            self.lods.append(LodLane(self.start, self.end, self.color))
+            return
         for d in range(rows):
             mine = np.flatnonzero(self.depth == d)
             self.members.append(mine)

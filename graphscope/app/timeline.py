@@ -51,6 +51,40 @@ class TimelineViewBox(pg.ViewBox):
         super().wheelEvent(event, axis=0)
 
 
+class GridItem(pg.GraphicsObject):
+    """Vertical lines at the time axis' major ticks, in an opaque light grey.
+
+    pyqtgraph's own grid (semi-transparent lines across the plot) cost ~18 ms a frame here.
+    """
+
+    PEN = QPen(QColor(232, 232, 236))
+
+    def __init__(self, axis: TimeAxis) -> None:
+        super().__init__()
+        self.axis = axis
+        self.PEN.setCosmetic(True)
+        self.setZValue(-10)
+
+    def boundingRect(self) -> QRectF:
+        view = self.getViewBox()
+        if view is None:
+            return QRectF()
+        (x0, x1), (y0, y1) = view.viewRange()
+        return QRectF(x0, y0, x1 - x0, y1 - y0)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        view = self.getViewBox()
+        if view is None:
+            return
+        (x0, x1), (y0, y1) = view.viewRange()
+        ticks = self.axis.tickValues(x0, x1, max(self.axis.width(), view.width()))
+        if not ticks:
+            return
+        painter.setPen(self.PEN)
+        for x in ticks[0][1]:
+            painter.drawLine(QPointF(x, y0), QPointF(x, y1))
+
+
 class LinkItem(pg.GraphicsObject):
     """An arrow from a CPU call to the GPU work it launched, drawn in screen pixels."""
 
@@ -110,7 +144,9 @@ class TimelineView(pg.PlotWidget):
         self.view.setMouseEnabled(x=True, y=True)
         self.view.setMenuEnabled(False)
         self.getPlotItem().hideButtons()
-        self.getPlotItem().showGrid(x=True, y=False, alpha=0.15)
+        self.grid = GridItem(self.getPlotItem().getAxis("bottom"))
+        self.view.addItem(self.grid, ignoreBounds=True)
+        self.view.sigRangeChanged.connect(lambda *_: self.grid.prepareGeometryChange())
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.document: TraceDocument | None = None
         self._content_height = 0.0

