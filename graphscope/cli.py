@@ -27,8 +27,8 @@ def _add_summary(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_open(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("open", help="open the GUI on an export (.sqlite or .nsys-rep)")
-    p.add_argument("file", type=Path)
+    p = sub.add_parser("open", help="open the GUI on an export (.sqlite or .nsys-rep); the demo without one")
+    p.add_argument("file", type=Path, nargs="?")
     p.add_argument("--screenshot", type=Path, metavar="PNG", help="render the loaded window to PNG and exit")
     p.add_argument("--size", default="1600x1000", help="window size for --screenshot (WxH)")
     p.add_argument("--select", metavar="KIND:N", help="select graph:N (a graph launch) or kernel:ROW first")

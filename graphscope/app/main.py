@@ -22,12 +22,16 @@ def run_gui(
 ) -> int:
     """Open the main window on `path` (the bundled demo when None); with `screenshot`, save and exit."""
     from PySide6.QtCore import QTimer
+    from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
     from graphscope.app.main_window import MainWindow
+    from graphscope.core.settings import asset_path
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("graphscope")
+    app.setDesktopFileName("graphscope")
+    app.setWindowIcon(QIcon(str(asset_path("icons/graphscope.svg"))))
     window = MainWindow()
     if screenshot is not None:
         window.resize(*parse_size(size))
