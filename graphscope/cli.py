@@ -35,6 +35,39 @@ def _add_open(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_cmd_open)
 
 
+def _add_workload_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("workload", type=Path, help="a workload file (see README: Workload format)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="stop the workload if one request takes longer (default 300 s)",
+    )
+    p.add_argument("--session", type=Path, metavar="DB", help="session database (default: your data folder)")
+
+
+def _add_run(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run a workload eagerly and as a CUDA graph, and compare")
+    _add_workload_options(p)
+    p.add_argument("--mode", choices=("eager", "graph", "both"), default="both")
+    p.add_argument("--reps", type=int, default=30, metavar="N", help="measured repetitions per mode (default 30)")
+    p.add_argument("--warmup", type=int, default=5, metavar="N", help="unmeasured steps first (default 5)")
+    p.add_argument("--config", type=Path, metavar="JSON", help="a tuned launch config to run with")
+    p.add_argument("--nsys", action="store_true", help="also profile each mode under Nsight Systems")
+    p.add_argument("--nsys-dir", type=Path, metavar="DIR", help="where to write the traces")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_cmd_run)
+
+
+def _progress_printer(enabled: bool):
+    def report(fraction: float, message: str) -> None:
+        if enabled:
+            print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
+
+    return report
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="graphscope",
@@ -58,6 +91,54 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    import time
+
+    from graphscope.core.errors import BadInputError, WorkloadError
+    from graphscope.core.launch_config import LaunchConfig
+    from graphscope.report.run_text import render_run
+    from graphscope.store.session_db import SessionStore
+    from graphscope.workload.runner import MODES, run_workload
+
+    if not args.workload.is_file():
+        raise BadInputError(f"{args.workload}: no such workload file")
+    if args.reps < 2 or args.warmup < 0:
+        raise BadInputError("--reps needs at least 2 repetitions and --warmup cannot be negative")
+    config = LaunchConfig.load(args.config) if args.config else None
+    modes = MODES if args.mode == "both" else (args.mode,)
+    store = SessionStore(args.session)
+    started = time.time()
+    try:
+        report = run_workload(
+            args.workload,
+            modes,
+            args.reps,
+            args.warmup,
+            args.timeout,
+            config,
+            args.nsys,
+            args.nsys_dir,
+            progress=_progress_printer(not args.json and sys.stderr.isatty()),
+        )
+    except WorkloadError as exc:
+        store.record_failure(
+            args.workload,
+            exc.kind,
+            exc.message,
+            {"started": started, "modes": modes, "reps": args.reps, "warmup": args.warmup},
+        )
+        raise
+    data = report.to_json()
+    data["run_id"] = store.record_run(data)
+    data["session"] = str(store.path)
+    print(
+        json.dumps(data, indent=2)
+        if args.json
+        else render_run(data) + f"\n  stored as run {data['run_id']} in {store.path}"
+    )
+    return 0 if data["outputs_match"] else 1
+
+
 def _cmd_open(args: argparse.Namespace) -> int:
     from graphscope.app.main import run_gui
 
@@ -70,7 +151,7 @@ def _cmd_gui(args: argparse.Namespace) -> int:
     return run_gui(None)
 
 
-_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_summary, _add_open]
+_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_summary, _add_open, _add_run]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,7 +29,15 @@ class UnsupportedSchemaError(BadInputError):
 
 
 class WorkloadError(GraphscopeError):
-    """A user workload that failed: raised, faulted, hung, ran out of memory, or cannot be captured."""
+    """A user workload that failed: raised, faulted, hung, ran out of memory, or cannot be captured.
+
+    `kind` names the cause (see graphscope.workload.protocol.ERRORS); `details` keeps the traceback.
+    """
+
+    def __init__(self, message: str, kind: str = "raised", details: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.details = details
 
 
 class NoGpuError(GraphscopeError):

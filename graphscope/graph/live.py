@@ -1,0 +1,124 @@
+"""Read and edit a live captured CUDA graph through cuda.bindings (imported lazily; child process only).
+
+CuPy launches RawKernels through the driver API, so nodes are read with the driver calls
+(`cuGraphKernelNodeGetParams`, `cuFuncGetName`) and edited on the instantiated graph with
+`cuGraphExecKernelNodeSetParams`: no re-capture, no re-instantiation. The source graph is not
+changed, so the effective configuration is tracked here. Verified on an H200 (see ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from graphscope.core.launch_config import Dim, Site, block_problem
+from graphscope.graph.model import Dag, DagNode
+
+
+def _check(result: tuple[Any, ...], what: str) -> tuple[Any, ...]:
+    error = result[0]
+    if int(error) != 0:
+        raise RuntimeError(f"{what} failed: {getattr(error, 'name', error)}")
+    return result[1:]
+
+
+class LiveGraph:
+    """One captured graph (CuPy `Graph`): its nodes in capture order, edges, and in-place edits."""
+
+    def __init__(self, cupy_graph: Any, sites: list[Site]) -> None:
+        from cuda.bindings import driver, runtime
+
+        self.driver, self.runtime = driver, runtime
+        self.cupy_graph = cupy_graph
+        graph = driver.CUgraph(init_value=int(cupy_graph.graph))
+        self.exec = driver.CUgraphExec(init_value=int(cupy_graph.graphExec))
+        (nodes, _count) = _check(driver.cuGraphGetNodes(graph, 0), "cuGraphGetNodes (count)")
+        count = _count
+        (nodes, count) = _check(driver.cuGraphGetNodes(graph, count), "cuGraphGetNodes")
+        self.handles = list(nodes)[:count]
+        position = {int(h): i for i, h in enumerate(self.handles)}
+        (_, _, _, edge_count) = _check(driver.cuGraphGetEdges(graph, 0), "cuGraphGetEdges (count)")
+        sources, targets, _data, edge_count = _check(driver.cuGraphGetEdges(graph, edge_count), "cuGraphGetEdges")
+        self.edges = [(position[int(a)], position[int(b)]) for a, b in zip(sources[:edge_count], targets[:edge_count])]
+        self.graph_id = self._exec_id()
+        self.params: dict[int, Any] = {}  # node index -> its kernel params (from the source graph)
+        self.nodes = [self._describe(i, h) for i, h in enumerate(self.handles)]
+        self.site_of = self._match_sites(sites)
+        self.effective: dict[int, tuple[Dim, Dim]] = {}  # node index -> (block, grid) on the instantiated graph
+
+    def _exec_id(self) -> int | None:
+        result = self.runtime.cudaGraphExecGetId(
+            self.runtime.cudaGraphExec_t(init_value=int(self.cupy_graph.graphExec))
+        )
+        return int(result[1]) if int(result[0]) == 0 else None
+
+    def _describe(self, index: int, handle: Any) -> DagNode:
+        (kind,) = _check(self.driver.cuGraphNodeGetType(handle), "cuGraphNodeGetType")
+        type_name = kind.name.replace("CU_GRAPH_NODE_TYPE_", "").lower()
+        node = DagNode(index=index, type=type_name, name=type_name)
+        if self.graph_id is not None:
+            node.trace_id = (self.graph_id << 32) | index
+        if type_name == "kernel":
+            (params,) = _check(self.driver.cuGraphKernelNodeGetParams(handle), "cuGraphKernelNodeGetParams")
+            self.params[index] = params
+            node.grid = (params.gridDimX, params.gridDimY, params.gridDimZ)
+            node.block = (params.blockDimX, params.blockDimY, params.blockDimZ)
+            node.shared_mem = int(params.sharedMemBytes)
+            (name,) = _check(self.driver.cuFuncGetName(params.func), "cuFuncGetName")
+            node.name = name.decode() if isinstance(name, bytes) else str(name)
+        elif type_name == "memset":
+            (params,) = _check(self.driver.cuGraphMemsetNodeGetParams(handle), "cuGraphMemsetNodeGetParams")
+            node.detail = {
+                "bytes": int(params.width) * int(params.elementSize) * max(int(params.height), 1),
+                "value": int(params.value),
+            }
+        elif type_name == "memcpy":
+            (params,) = _check(self.driver.cuGraphMemcpyNodeGetParams(handle), "cuGraphMemcpyNodeGetParams")
+            node.detail = {"bytes": int(params.WidthInBytes) * max(int(params.Height), 1) * max(int(params.Depth), 1)}
+        return node
+
+    def _match_sites(self, sites: list[Site]) -> dict[int, Site]:
+        """Kernel nodes are in capture order, as are the recorded sites: pair them by kernel name."""
+        matched, queue = {}, list(sites)
+        for node in self.nodes:
+            if node.type == "kernel" and queue and node.name == queue[0].kernel:
+                site = queue.pop(0)
+                matched[node.index] = site
+                node.site = site.key
+        return matched
+
+    def dag(self) -> Dag:
+        notes = []
+        unmatched = [n for n in self.nodes if n.type == "kernel" and n.site is None]
+        if unmatched:
+            notes.append(f"{len(unmatched)} kernel nodes come from library calls, not ctx.launch: not tunable")
+        for index, (block, grid) in self.effective.items():
+            self.nodes[index].block, self.nodes[index].grid = block, grid
+        return Dag(self.nodes, self.edges, "live", True, self.graph_id, notes)
+
+    def apply(self, changes: dict[int, tuple[Dim, Dim]]) -> dict[str, Any]:
+        """Set (block, grid) of kernel nodes on the instantiated graph; returns what was done and its cost.
+
+        Blocks beyond the kernel's limits are rejected, not applied.
+        """
+        rejected, applied = {}, 0
+        started = time.perf_counter_ns()
+        for index, (block, grid) in changes.items():
+            site = self.site_of.get(index)
+            if site is None:
+                rejected[str(index)] = "not a ctx.launch site"
+                continue
+            reason = block_problem(block, site.max_threads)
+            if reason:
+                rejected[site.key] = reason
+                continue
+            params = self.params[index]
+            params.blockDimX, params.blockDimY, params.blockDimZ = block
+            params.gridDimX, params.gridDimY, params.gridDimZ = grid
+            _check(
+                self.driver.cuGraphExecKernelNodeSetParams(self.exec, self.handles[index], params),
+                "cuGraphExecKernelNodeSetParams",
+            )
+            self.effective[index] = (block, grid)
+            applied += 1
+        return {"applied": applied, "rejected": rejected, "apply_ns": time.perf_counter_ns() - started}

@@ -1,0 +1,153 @@
+"""The CUDA-graph DAG: nodes (type, kernel, launch config, launch site, trace id) and edges.
+
+Built from a live captured graph (graph/live.py, in the workload child) or from a trace
+(graph/from_trace.py, where edges are unknown). Plain data: the GUI and the exporters read it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+NODE_TYPES = (
+    "kernel",
+    "memcpy",
+    "memset",
+    "host",
+    "graph",
+    "empty",
+    "wait_event",
+    "event_record",
+    "ext_semas_signal",
+    "ext_semas_wait",
+    "mem_alloc",
+    "mem_free",
+    "batch_mem_op",
+    "conditional",
+)
+
+
+@dataclass
+class DagNode:
+    index: int  # position in capture order
+    type: str
+    name: str = ""  # kernel name, or a short description of other nodes
+    grid: tuple[int, int, int] | None = None
+    block: tuple[int, int, int] | None = None
+    shared_mem: int = 0
+    site: str | None = None  # the ctx.launch site that produced it (tunable), if any
+    trace_id: int | None = None  # the graphNodeId a node-mode trace records for it
+    duration_ns: float | None = None  # median duration over launches (from a trace or a measurement)
+    launches: int = 0  # how many executions the duration summarises
+    stream: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data = {
+            "index": self.index,
+            "type": self.type,
+            "name": self.name,
+            "site": self.site,
+            "trace_id": self.trace_id,
+            "shared_mem": self.shared_mem,
+            "duration_ns": self.duration_ns,
+            "launches": self.launches,
+            "stream": self.stream,
+        }
+        data["grid"] = list(self.grid) if self.grid else None
+        data["block"] = list(self.block) if self.block else None
+        if self.detail:
+            data["detail"] = self.detail
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> DagNode:
+        return cls(
+            index=data["index"],
+            type=data["type"],
+            name=data.get("name", ""),
+            grid=tuple(data["grid"]) if data.get("grid") else None,
+            block=tuple(data["block"]) if data.get("block") else None,
+            shared_mem=data.get("shared_mem", 0),
+            site=data.get("site"),
+            trace_id=data.get("trace_id"),
+            duration_ns=data.get("duration_ns"),
+            launches=data.get("launches", 0),
+            stream=data.get("stream"),
+            detail=data.get("detail", {}),
+        )
+
+
+@dataclass
+class Dag:
+    nodes: list[DagNode]
+    edges: list[tuple[int, int]]  # (from index, to index): `to` depends on `from`
+    source: str  # "live" or "trace"
+    edges_known: bool = True
+    graph_id: int | None = None  # the id profilers record for the executed graph (trace graphNodeId >> 32)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "edges_known": self.edges_known,
+            "graph_id": self.graph_id,
+            "notes": self.notes,
+            "nodes": [n.to_json() for n in self.nodes],
+            "edges": [list(e) for e in self.edges],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Dag:
+        return cls(
+            [DagNode.from_json(n) for n in data["nodes"]],
+            [tuple(e) for e in data["edges"]],
+            data["source"],
+            data.get("edges_known", True),
+            data.get("graph_id"),
+            data.get("notes", []),
+        )
+
+    def kernel_nodes(self) -> list[DagNode]:
+        return [n for n in self.nodes if n.type == "kernel"]
+
+    def layers(self) -> list[int]:
+        """Longest-path depth of every node (its column in a left-to-right layout)."""
+        depth = [0] * len(self.nodes)
+        children: dict[int, list[int]] = {}
+        incoming = [0] * len(self.nodes)
+        for a, b in self.edges:
+            children.setdefault(a, []).append(b)
+            incoming[b] += 1
+        ready = deque(i for i, count in enumerate(incoming) if count == 0)
+        while ready:
+            node = ready.popleft()
+            for child in children.get(node, ()):
+                depth[child] = max(depth[child], depth[node] + 1)
+                incoming[child] -= 1
+                if incoming[child] == 0:
+                    ready.append(child)
+        return depth
+
+    def chains(self) -> list[list[int]]:
+        """Maximal runs of nodes joined one-to-one (a->b where a has one child and b one parent)."""
+        out: dict[int, list[int]] = {}
+        into: dict[int, list[int]] = {}
+        for a, b in self.edges:
+            out.setdefault(a, []).append(b)
+            into.setdefault(b, []).append(a)
+        runs, seen = [], set()
+        for node in range(len(self.nodes)):
+            if node in seen:
+                continue
+            parents = into.get(node, [])
+            if len(parents) == 1 and len(out.get(parents[0], [])) == 1:
+                continue  # not the head of a chain
+            run = [node]
+            seen.add(node)
+            while len(out.get(run[-1], [])) == 1 and len(into.get(out[run[-1]][0], [])) == 1:
+                run.append(out[run[-1]][0])
+                seen.add(run[-1])
+            runs.append(run)
+        return runs

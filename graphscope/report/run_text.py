@@ -1,0 +1,62 @@
+"""The readable form of `graphscope run` (input: a run report's JSON form)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphscope.core.units import format_ns
+
+
+def _cell(stats: dict[str, float], interval: bool = False) -> str:
+    text = format_ns(stats["median"])
+    return f"{text} [{format_ns(stats['ci_low'])}-{format_ns(stats['ci_high'])}]" if interval else text
+
+
+def render_run(report: dict[str, Any]) -> str:
+    env = report["environment"]
+    lines = [
+        f"{report['workload']}",
+        f"  on {env.get('gpu')} (CUDA driver {env.get('driver_cuda')}, CuPy {env.get('cupy')}); "
+        f"{report['reps']} repetitions after {report['warmup']} warm-up; medians per step, 95% intervals",
+        "",
+        f"  {'mode':<6} {'end to end':<28} {'GPU span (events)':<18} {'CPU submit':<12} spread",
+    ]
+    for mode, result in report["modes"].items():
+        stats = result["stats"]
+        spread = (stats["wall_ns"]["q3"] - stats["wall_ns"]["q1"]) / stats["wall_ns"]["median"]
+        lines.append(
+            f"  {mode:<6} {_cell(stats['wall_ns'], True):<28} {_cell(stats['gpu_ns']):<18} "
+            f"{_cell(stats['submit_ns']):<12} {spread:.1%} IQR"
+        )
+    capture = report["modes"].get("graph", {}).get("capture")
+    if capture:
+        lines.append(
+            f"  graph, once: capture {format_ns(capture['capture_ns'])}, end capture + instantiate "
+            f"{format_ns(capture['instantiate_ns'])}, upload {format_ns(capture['upload_ns'])} "
+            f"({capture['launches_captured']} tunable launches)"
+        )
+    wall, gpu = report["speedup"].get("wall_ns"), report["speedup"].get("gpu_ns")
+    if wall:
+        lines.append(
+            f"  speed-up: {wall['value']:.2f}x end to end [{wall['low']:.2f}-{wall['high']:.2f}], "
+            f"{gpu['value']:.2f}x GPU span"
+        )
+    for mode, result in report["modes"].items():
+        outputs = result["outputs"]
+        if mode != "eager" and outputs.get("checked"):
+            state = (
+                "match exactly"
+                if outputs.get("exact")
+                else (
+                    f"match within tolerance (max |diff| {outputs['max_abs_diff']:.3g})"
+                    if outputs["match"]
+                    else f"DIFFER (max |diff| {outputs.get('max_abs_diff', float('nan')):.3g})"
+                )
+            )
+            lines.append(f"  outputs ({mode} vs eager): {state}")
+        elif mode != "eager":
+            lines.append(f"  outputs: {outputs.get('note', 'not checked')}")
+    lines += ["", f"Verdict: {report['verdict']}"]
+    for mode, files in report.get("traces", {}).items():
+        lines.append(f"  {mode} trace: {files['sqlite']}")
+    return "\n".join(lines)

@@ -1,0 +1,259 @@
+"""The session database: workloads, runs, per-repetition measurements, traces and tuning history.
+
+One SQLite file (sqlite-utils), by default in the user's data folder. Each run or tuning session is
+written in one transaction, so a crash part-way loses at most the run that was being written.
+Inputs are the plain JSON forms of reports, so this module needs nothing from the runner.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from graphscope.core.settings import default_session_db
+
+SCHEMA: dict[str, tuple[dict[str, type], dict[str, Any]]] = {
+    "workloads": ({"id": int, "path": str, "name": str, "sha256": str, "first_seen": float}, {"pk": "id"}),
+    "runs": (
+        {
+            "id": int,
+            "workload_id": int,
+            "started": float,
+            "finished": float,
+            "status": str,
+            "modes": str,
+            "reps": int,
+            "warmup": int,
+            "error_kind": str,
+            "error": str,
+            "environment": str,
+            "config": str,
+            "speedup_wall": float,
+            "speedup_wall_low": float,
+            "speedup_wall_high": float,
+            "speedup_gpu": float,
+            "verdict": str,
+            "outputs_match": int,
+        },
+        {"pk": "id", "foreign_keys": [("workload_id", "workloads")]},
+    ),
+    "run_modes": (
+        {
+            "run_id": int,
+            "mode": str,
+            "median_gpu_ns": float,
+            "median_wall_ns": float,
+            "median_submit_ns": float,
+            "ci_low_wall_ns": float,
+            "ci_high_wall_ns": float,
+            "capture_ns": int,
+            "instantiate_ns": int,
+            "upload_ns": int,
+            "outputs_match": int,
+            "max_abs_diff": float,
+        },
+        {"pk": ("run_id", "mode"), "foreign_keys": [("run_id", "runs")]},
+    ),
+    "measurements": (
+        {"run_id": int, "mode": str, "rep": int, "gpu_ns": float, "wall_ns": float, "submit_ns": float},
+        {"pk": ("run_id", "mode", "rep"), "foreign_keys": [("run_id", "runs")]},
+    ),
+    "traces": (
+        {"run_id": int, "mode": str, "sqlite": str, "report": str},
+        {"pk": ("run_id", "mode"), "foreign_keys": [("run_id", "runs")]},
+    ),
+    "tunings": (
+        {
+            "id": int,
+            "workload_id": int,
+            "started": float,
+            "finished": float,
+            "strategy": str,
+            "baseline": str,
+            "best": str,
+            "summary": str,
+        },
+        {"pk": "id", "foreign_keys": [("workload_id", "workloads")]},
+    ),
+    "trials": (
+        {
+            "tuning_id": int,
+            "seq": int,
+            "config": str,
+            "site": str,
+            "block": str,
+            "how": str,
+            "median_ns": float,
+            "ci_low_ns": float,
+            "ci_high_ns": float,
+            "reps": int,
+            "outputs_match": int,
+            "status": str,
+            "reason": str,
+            "apply_ns": int,
+        },
+        {"pk": ("tuning_id", "seq"), "foreign_keys": [("tuning_id", "tunings")]},
+    ),
+}
+
+
+def _file_hash(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+class SessionStore:
+    """Opens (or creates) the session database and writes and reads its records."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_session_db()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = Database(self.path)
+        for name, (columns, options) in SCHEMA.items():
+            self.db[name].create(columns, if_not_exists=True, **options)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def workload_id(self, path: Path) -> int:
+        path = Path(path).resolve()
+        digest = _file_hash(path)
+        found = list(self.db["workloads"].rows_where("path = ? AND sha256 = ?", [str(path), digest], limit=1))
+        if found:
+            return int(found[0]["id"])
+        record = {"path": str(path), "name": path.stem, "sha256": digest, "first_seen": time.time()}
+        return int(self.db["workloads"].insert(record).last_pk)
+
+    def record_run(self, report: dict[str, Any]) -> int:
+        """Store a RunReport's JSON form (measurements included) in one transaction; returns the run id."""
+        wall = report.get("speedup", {}).get("wall_ns", {})
+        gpu = report.get("speedup", {}).get("gpu_ns", {})
+        with self.db.atomic():
+            run_id = int(
+                self.db["runs"]
+                .insert(
+                    {
+                        "workload_id": self.workload_id(Path(report["workload"])),
+                        "started": report["started"],
+                        "finished": report["finished"],
+                        "status": "ok",
+                        "modes": ",".join(report["modes"]),
+                        "reps": report["reps"],
+                        "warmup": report["warmup"],
+                        "environment": json.dumps(report["environment"]),
+                        "config": json.dumps(report.get("config")),
+                        "speedup_wall": wall.get("value"),
+                        "speedup_wall_low": wall.get("low"),
+                        "speedup_wall_high": wall.get("high"),
+                        "speedup_gpu": gpu.get("value"),
+                        "verdict": report["verdict"],
+                        "outputs_match": int(bool(report.get("outputs_match"))),
+                    }
+                )
+                .last_pk
+            )
+            for mode, result in report["modes"].items():
+                stats, capture, outputs = result["stats"], result.get("capture") or {}, result["outputs"]
+                self.db["run_modes"].insert(
+                    {
+                        "run_id": run_id,
+                        "mode": mode,
+                        "median_gpu_ns": stats["gpu_ns"]["median"],
+                        "median_wall_ns": stats["wall_ns"]["median"],
+                        "median_submit_ns": stats["submit_ns"]["median"],
+                        "ci_low_wall_ns": stats["wall_ns"]["ci_low"],
+                        "ci_high_wall_ns": stats["wall_ns"]["ci_high"],
+                        "capture_ns": capture.get("capture_ns"),
+                        "instantiate_ns": capture.get("instantiate_ns"),
+                        "upload_ns": capture.get("upload_ns"),
+                        "outputs_match": outputs.get("match"),
+                        "max_abs_diff": outputs.get("max_abs_diff"),
+                    }
+                )
+                samples = result["samples"]
+                self.db["measurements"].insert_all(
+                    {"run_id": run_id, "mode": mode, "rep": rep, "gpu_ns": g, "wall_ns": w, "submit_ns": s}
+                    for rep, (g, w, s) in enumerate(zip(samples["gpu_ns"], samples["wall_ns"], samples["submit_ns"]))
+                )
+            for mode, files in report.get("traces", {}).items():
+                self.db["traces"].insert({"run_id": run_id, "mode": mode, **files})
+        return run_id
+
+    def record_failure(self, workload: Path, kind: str, message: str, settings: dict[str, Any]) -> int:
+        now = time.time()
+        with self.db.atomic():
+            return int(
+                self.db["runs"]
+                .insert(
+                    {
+                        "workload_id": self.workload_id(workload),
+                        "started": settings.get("started", now),
+                        "finished": now,
+                        "status": "failed",
+                        "modes": ",".join(settings.get("modes", ())),
+                        "reps": settings.get("reps"),
+                        "warmup": settings.get("warmup"),
+                        "error_kind": kind,
+                        "error": message,
+                    }
+                )
+                .last_pk
+            )
+
+    def record_tuning(self, tuning: dict[str, Any]) -> int:
+        """Store a tuning session and every trial in one transaction; returns its id."""
+        with self.db.atomic():
+            tuning_id = int(
+                self.db["tunings"]
+                .insert(
+                    {
+                        "workload_id": self.workload_id(Path(tuning["workload"])),
+                        "started": tuning["started"],
+                        "finished": tuning["finished"],
+                        "strategy": tuning["strategy"],
+                        "baseline": json.dumps(tuning["baseline"]),
+                        "best": json.dumps(tuning["best"]),
+                        "summary": json.dumps(tuning["summary"]),
+                    }
+                )
+                .last_pk
+            )
+            self.db["trials"].insert_all(
+                {
+                    "tuning_id": tuning_id,
+                    "seq": seq,
+                    "config": json.dumps(t["config"]),
+                    "site": t.get("site"),
+                    "block": json.dumps(t.get("block")),
+                    "how": t["how"],
+                    "median_ns": t.get("median_ns"),
+                    "ci_low_ns": t.get("ci_low_ns"),
+                    "ci_high_ns": t.get("ci_high_ns"),
+                    "reps": t.get("reps"),
+                    "outputs_match": t.get("outputs_match"),
+                    "status": t["status"],
+                    "reason": t.get("reason"),
+                    "apply_ns": t.get("apply_ns"),
+                }
+                for seq, t in enumerate(tuning["trials"])
+            )
+        return tuning_id
+
+    def runs(self, workload: Path | None = None) -> list[dict[str, Any]]:
+        """Runs, newest first, with their workload's path."""
+        where, args = ("WHERE w.path = ?", [str(Path(workload).resolve())]) if workload else ("", [])
+        sql = f"SELECT r.*, w.path FROM runs r JOIN workloads w ON w.id = r.workload_id {where} ORDER BY r.id DESC"
+        return [dict(row) for row in self.db.query(sql, args)]
+
+    def measurements(self, run_id: int) -> list[dict[str, Any]]:
+        return list(self.db["measurements"].rows_where("run_id = ?", [run_id], order_by="mode, rep"))
+
+    def trials(self, tuning_id: int) -> list[dict[str, Any]]:
+        return list(self.db["trials"].rows_where("tuning_id = ?", [tuning_id], order_by="seq"))

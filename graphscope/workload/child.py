@@ -1,0 +1,146 @@
+"""The workload child process: `python -m graphscope.workload.child [--batch REQUESTS RESULTS]`.
+
+User code runs only here, never in the GUI or CLI process. The parent sends one JSON request per
+line on stdin and reads one JSON response per line from a private copy of stdout; the workload's own
+prints go to stderr. With --batch the requests come from a file and the responses go to one (used
+under Nsight Systems, which owns the terminal).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, TextIO
+
+from graphscope.core.launch_config import LaunchConfig
+from graphscope.workload.protocol import PROTOCOL_VERSION, classify, decode, encode
+
+GPU_LIBRARIES = ("cupy", "cupy_backends", "cuda")
+NO_GPU_MARKERS = (
+    "CUDA driver",
+    "no CUDA-capable device",
+    "cudaErrorNoDevice",
+    "cudaErrorInsufficientDriver",
+    "libcuda.so",
+    "CUDA_ERROR_NO_DEVICE",
+)
+
+
+class Child:
+    """Dispatches requests to the live workload and turns every failure into a named error."""
+
+    def __init__(self) -> None:
+        self.live: Any = None
+        self.capturing = False
+        self.workload_file = ""
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        command = request.get("command")
+        handler = getattr(self, f"do_{command}", None)
+        if handler is None:
+            return {"ok": False, "error": {"kind": "bad_request", "message": f"unknown command {command!r}"}}
+        try:
+            return {"ok": True, "result": handler(request)}
+        except (Exception, SystemExit) as exc:  # the workload's failures: report them, never crash silently
+            return {"ok": False, "error": self._error(exc)}
+        finally:
+            self.capturing = False
+
+    def _error(self, exc: BaseException) -> dict[str, Any]:
+        from graphscope.workload.live import BadWorkload
+
+        text = str(exc)
+        missing_gpu_library = isinstance(exc, ImportError) and getattr(exc, "name", "") in GPU_LIBRARIES
+        if isinstance(exc, BadWorkload):
+            kind = "bad_workload"
+        elif missing_gpu_library or any(marker in text for marker in NO_GPU_MARKERS):
+            kind = "no_gpu"
+        else:
+            kind = classify(exc, self.capturing)
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == self.workload_file]
+        where = f" ({Path(frames[-1].filename).name}, line {frames[-1].lineno})" if frames else ""
+        message = f"{type(exc).__name__}: {exc}".strip().splitlines()[0] + where
+        return {"kind": kind, "message": message, "traceback": "".join(traceback.format_exception(exc))[-6000:]}
+
+    def do_hello(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"protocol": PROTOCOL_VERSION, "pid": os.getpid(), "python": sys.version.split()[0]}
+
+    def do_load(self, request: dict[str, Any]) -> dict[str, Any]:
+        from graphscope.workload.environment import environment
+        from graphscope.workload.live import LiveWorkload
+
+        config = LaunchConfig.from_json(request["config"]) if request.get("config") else None
+        path = Path(request["path"]).resolve()
+        self.workload_file = str(path)
+        self.live = LiveWorkload(path, config)
+        return {
+            "sites": [s.to_json() for s in self.live.eager_sites],
+            "outputs": sorted(self.live.reference),
+            "environment": environment(),
+        }
+
+    def do_measure(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.capturing = request["mode"] == "graph" and (self.live.graph is None or request.get("fresh", False))
+        return self.live.measure(
+            request["mode"],
+            int(request["reps"]),
+            int(request.get("warmup", 3)),
+            bool(request.get("nvtx", False)),
+            bool(request.get("fresh", False)),
+        )
+
+    def do_capture(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.capturing = True
+        config = LaunchConfig.from_json(request["config"]) if request.get("config") else self.live.ctx.config
+        return self.live.recapture(config)
+
+    def do_dag(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.capturing = self.live.graph is None
+        return self.live.dag()
+
+    def do_apply(self, request: dict[str, Any]) -> dict[str, Any]:
+        return self.live.apply(LaunchConfig.from_json(request["config"]))
+
+    def do_shutdown(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"bye": True}
+
+
+def _claim_stdout() -> TextIO:
+    """A private copy of stdout for the protocol; fd 1 then points at stderr for the workload's prints."""
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    return protocol
+
+
+def serve(requests: TextIO, responses: TextIO) -> None:
+    child = Child()
+    for line in requests:
+        if not line.strip():
+            continue
+        request = decode(line)
+        response = child.handle(request)
+        responses.write(encode(response))
+        responses.flush()
+        if request.get("command") == "shutdown":
+            break
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m graphscope.workload.child")
+    parser.add_argument("--batch", nargs=2, type=Path, metavar=("REQUESTS", "RESPONSES"))
+    args = parser.parse_args(argv)
+    if args.batch:
+        requests, responses = args.batch
+        with open(requests) as source, open(responses, "w") as sink:
+            serve(source, sink)
+        return 0
+    serve(sys.stdin, _claim_stdout())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""The object a workload's `setup(ctx)` and `step(ctx)` receive (runs in the child process, with CuPy).
+
+    def setup(ctx):
+        k = ctx.kernel(SOURCE, "vec_add")
+        a, b, c = ...
+        ctx.outputs(c=c)
+        def step(ctx):
+            for i in range(1000):
+                ctx.launch(k, problem=n, block=256, args=(a, b, c, n), name="add")
+        return step
+
+Launches through `ctx.launch` are recorded as sites (`add#0`, `add#1`, ...) and their block size can be
+overridden; the grid follows from the problem size. Plain CuPy code in the step runs on `ctx.stream`
+and is measured like the rest, but is not tunable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from graphscope.core.launch_config import Dim, LaunchConfig, Site, as_dim, grid_for
+
+
+class Kernel:
+    """A CuPy RawKernel plus the limits that bound its block size."""
+
+    def __init__(self, raw: Any, name: str) -> None:
+        self.raw = raw
+        self.name = name
+        attributes = raw.attributes
+        self.max_threads = int(attributes.get("max_threads_per_block", 1024))
+        self.registers = int(attributes.get("num_regs", 0))
+
+
+class WorkloadContext:
+    """Streams, kernels, launches and declared outputs of one workload."""
+
+    def __init__(self, config: LaunchConfig | None = None) -> None:
+        import cupy
+
+        self.cupy = cupy
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.config = config or LaunchConfig()
+        self.sites: list[Site] = []
+        self.recording = False
+        self._ordinals: dict[str, int] = {}
+        self._outputs: dict[str, Any] = {}
+        self.grid_rules: dict[str, Callable[[Dim, Dim], Sequence[int]]] = {}
+        self._modules: dict[tuple[str, tuple[str, ...]], Any] = {}
+
+    # -- for workloads -------------------------------------------------------------------------
+
+    def kernel(self, source: str, name: str, options: Sequence[str] = ()) -> Kernel:
+        """Compile (once) and return a kernel from CUDA C++ source; give it `extern "C"` linkage."""
+        key = (source, tuple(options))
+        module = self._modules.get(key)
+        if module is None:
+            module = self._modules[key] = self.cupy.RawModule(code=source, options=tuple(options))
+        return Kernel(module.get_function(name), name)
+
+    def launch(
+        self,
+        kernel: Kernel,
+        problem: int | Sequence[int],
+        args: Sequence[Any] = (),
+        block: int | Sequence[int] = 256,
+        name: str | None = None,
+        shared_mem: int = 0,
+        grid: Callable[[Dim, Dim], Sequence[int]] | None = None,
+        stream: Any = None,
+    ) -> Dim:
+        """Launch `kernel` over `problem` threads; returns the block size actually used.
+
+        `name` identifies the launch site (default: the kernel's name); `grid`, if given, maps
+        (problem, block) to the grid instead of ceil(problem / block).
+        """
+        name = name or kernel.name
+        ordinal = self._ordinals.get(name, 0)
+        self._ordinals[name] = ordinal + 1
+        size = as_dim(problem)
+        chosen = self.config.block_for(name, ordinal, as_dim(block))
+        blocks = as_dim(grid(size, chosen)) if grid is not None else grid_for(size, chosen)
+        if self.recording:
+            site = Site(
+                name, ordinal, kernel.name, size, chosen, blocks, shared_mem, kernel.max_threads, kernel.registers
+            )
+            self.sites.append(site)
+            if grid is not None:
+                self.grid_rules[site.key] = grid
+        kernel.raw(blocks, chosen, tuple(args), shared_mem=shared_mem, stream=stream or self.stream)
+        return chosen
+
+    def outputs(self, **arrays: Any) -> None:
+        """Declare the arrays whose values must match between eager, graph and tuned runs."""
+        self._outputs.update(arrays)
+
+    def new_stream(self) -> Any:
+        """An extra non-blocking stream for fork/join steps (join it back into `ctx.stream`)."""
+        return self.cupy.cuda.Stream(non_blocking=True)
+
+    # -- for graphscope --------------------------------------------------------------------------
+
+    def begin_step(self, record: bool = False) -> None:
+        self._ordinals.clear()
+        self.recording = record
+        if record:
+            self.sites = []
+
+    def end_step(self) -> None:
+        self.recording = False
+
+    def grid_of(self, site: Site, block: Dim) -> Dim:
+        """The grid a site gets with `block`: its own rule if it gave one, else ceil(problem / block)."""
+        rule = self.grid_rules.get(site.key)
+        return as_dim(rule(site.problem, block)) if rule is not None else grid_for(site.problem, block)
+
+    def snapshot_outputs(self) -> dict[str, Any]:
+        """Host copies of the declared outputs (taken after the stream is synchronised)."""
+        return {name: self.cupy.asnumpy(array) for name, array in self._outputs.items()}

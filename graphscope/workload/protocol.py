@@ -1,0 +1,74 @@
+"""What parent and child say to each other: one JSON object per line, and how failures are named."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+PROTOCOL_VERSION = 1
+
+# error kinds, with what the user should hear first
+ERRORS = {
+    "bad_workload": "the workload file is not usable",
+    "raised": "the workload raised an exception",
+    "cuda_fault": "the workload faulted on the GPU",
+    "out_of_memory": "the workload ran out of GPU memory",
+    "capture_failed": "the step cannot be captured as a CUDA graph",
+    "no_gpu": "no CUDA GPU is available",
+    "timeout": "the workload did not finish in time",
+    "died": "the workload process died",
+    "bad_request": "graphscope sent a request the child does not understand",
+}
+CAPTURE_HINT = (
+    "a step captured as a graph must not synchronise with the host: no .get(), cupy.asnumpy(), "
+    "print of a GPU value, stream or device synchronize, memory allocation outside the pool, or work on "
+    "a stream that was not forked from ctx.stream"
+)
+CAPTURE_MARKERS = ("StreamCapture", "capture", "Capture", "cudaErrorNotPermitted")
+FAULT_MARKERS = (
+    "IllegalAddress",
+    "ILLEGAL_ADDRESS",
+    "LaunchFailure",
+    "LAUNCH_FAILED",
+    "Misaligned",
+    "MISALIGNED",
+    "IllegalInstruction",
+    "ILLEGAL_INSTRUCTION",
+    "HardwareStackError",
+    "cudaErrorAssert",
+    "ASSERT",
+    "InvalidPc",
+    "LAUNCH_OUT_OF_RESOURCES",
+    "LaunchOutOfResources",
+)
+
+
+def encode(message: dict[str, Any]) -> str:
+    return json.dumps(message, separators=(",", ":")) + "\n"
+
+
+def decode(line: str) -> dict[str, Any]:
+    return json.loads(line)
+
+
+def classify(exc: BaseException, capturing: bool = False) -> str:
+    """Name a failure from the exception alone (the parent never imports CuPy)."""
+    kind = type(exc).__name__
+    text = f"{kind}: {exc}"
+    if isinstance(exc, MemoryError) or "OutOfMemory" in kind or "out of memory" in text.lower():
+        return "out_of_memory"
+    if any(marker in text for marker in FAULT_MARKERS):
+        return "cuda_fault"
+    if capturing and ("CUDA" in kind or "Cuda" in kind or any(m in text for m in CAPTURE_MARKERS)):
+        return "capture_failed"
+    if "CUDARuntimeError" in kind or "CUDADriverError" in kind or "CUDA_ERROR" in text:
+        return "cuda_fault" if not capturing else "capture_failed"
+    return "raised"
+
+
+def describe_error(kind: str, detail: str) -> str:
+    """One line for the user: what happened, then the exception's own words."""
+    lead = ERRORS.get(kind, kind)
+    tail = f": {detail}" if detail else ""
+    hint = f" ({CAPTURE_HINT})" if kind == "capture_failed" else ""
+    return f"{lead}{tail}{hint}"

@@ -1,0 +1,154 @@
+"""Run a workload eagerly and as a CUDA graph, and say honestly how much the graph saves."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphscope.core.launch_config import LaunchConfig
+from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
+from graphscope.workload.session import DEFAULT_TIMEOUT_S, WorkloadSession
+from graphscope.workload.stats import Ratio, SampleStats, describe, repetitions_needed, speedup
+
+MODES = ("eager", "graph")
+LAUNCH_BOUND_GAIN = 0.20  # the seeds' rule: a graph gaining less than ~20% end to end rarely pays
+
+
+@dataclass
+class ModeResult:
+    mode: str
+    samples: dict[str, list[float]]  # gpu_ns, wall_ns, submit_ns per repetition
+    capture: dict[str, int] | None
+    outputs: dict[str, Any]
+
+    def stats(self, metric: str) -> SampleStats:
+        return describe(self.samples[metric])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "samples": self.samples,
+            "capture": self.capture,
+            "outputs": self.outputs,
+            "stats": {m: self.stats(m).to_json() for m in ("gpu_ns", "wall_ns", "submit_ns")},
+            "repetitions_for_1pct": repetitions_needed(self.samples["wall_ns"]),
+        }
+
+
+@dataclass
+class RunReport:
+    workload: Path
+    reps: int
+    warmup: int
+    environment: dict[str, Any]
+    sites: list[dict[str, Any]]
+    modes: dict[str, ModeResult]
+    started: float
+    finished: float
+    config: LaunchConfig | None = None
+    traces: dict[str, dict[str, str]] = field(default_factory=dict)  # mode -> {"sqlite":..., "report":...}
+
+    def speedup(self, metric: str = "wall_ns") -> Ratio | None:
+        """Eager time / graph time (above 1: the graph is faster)."""
+        if not set(MODES) <= set(self.modes):
+            return None
+        return speedup(self.modes["eager"].samples[metric], self.modes["graph"].samples[metric])
+
+    def verdict(self) -> str:
+        ratio = self.speedup()
+        if ratio is None:
+            return "measure both modes to compare them"
+        if not ratio.significant:
+            return (
+                f"no significant difference: end-to-end speed-up {ratio.value:.2f}x, "
+                f"95% interval {ratio.low:.2f}-{ratio.high:.2f} includes 1"
+            )
+        gain = 1 - 1 / ratio.value
+        if gain >= LAUNCH_BOUND_GAIN:
+            return (
+                f"the graph pays: {ratio.value:.2f}x faster end to end ({gain:.0%} less time per step, "
+                f"95% interval {ratio.low:.2f}-{ratio.high:.2f}x)"
+            )
+        if gain > 0:
+            return (
+                f"the graph is faster but by little: {ratio.value:.2f}x ({gain:.0%} less time, under "
+                f"~{LAUNCH_BOUND_GAIN:.0%}): rarely worth a graph's maintenance"
+            )
+        return f"the graph is slower: {ratio.value:.2f}x"
+
+    def to_json(self) -> dict[str, Any]:
+        ratios = {m: r.to_json() for m in ("wall_ns", "gpu_ns") if (r := self.speedup(m)) is not None}
+        return {
+            "workload": str(self.workload),
+            "reps": self.reps,
+            "warmup": self.warmup,
+            "environment": self.environment,
+            "sites": self.sites,
+            "modes": {m: r.to_json() for m, r in self.modes.items()},
+            "speedup": ratios,
+            "verdict": self.verdict(),
+            "outputs_match": all(r.outputs.get("match") is not False for r in self.modes.values()),
+            "config": self.config.to_json() if self.config else None,
+            "traces": self.traces,
+            "started": self.started,
+            "finished": self.finished,
+        }
+
+
+def run_workload(
+    path: Path,
+    modes: tuple[str, ...] = MODES,
+    reps: int = 30,
+    warmup: int = 5,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    config: LaunchConfig | None = None,
+    nsys: bool = False,
+    nsys_dir: Path | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> RunReport:
+    """Measure each mode in one child process (eager first, so graph outputs compare against eager ones).
+
+    With `nsys`, each mode then runs again under Nsight Systems (fewer repetitions, NVTX-marked) and
+    the exports are attached to the report; the numbers above come from the unprofiled run.
+    """
+    started = time.time()
+    progress(0.0, f"loading {Path(path).name} in a child process")
+    results: dict[str, ModeResult] = {}
+    with WorkloadSession(Path(path), config, timeout, cancel) as session:
+        for i, mode in enumerate(m for m in MODES if m in modes):
+            progress(0.1 + 0.6 * i / len(modes), f"measuring {mode}: {reps} repetitions after {warmup} warm-up")
+            answer = session.request("measure", mode=mode, reps=reps, warmup=warmup)
+            results[mode] = ModeResult(
+                mode,
+                {k: answer[k] for k in ("gpu_ns", "wall_ns", "submit_ns")},
+                answer.get("capture"),
+                answer["outputs"],
+            )
+        info = session.info
+    report = RunReport(
+        Path(path).resolve(), reps, warmup, info["environment"], info["sites"], results, started, time.time(), config
+    )
+    if nsys:
+        from graphscope.workload.nsys import profile_modes
+
+        progress(0.75, "profiling under Nsight Systems")
+        report.traces = profile_modes(
+            Path(path),
+            tuple(results),
+            min(reps, 5),
+            warmup,
+            config,
+            nsys_dir or Path(path).resolve().parent / "graphscope-traces",
+            timeout,
+        )
+    progress(1.0, "done")
+    return report
+
+
+def median_ms(values: list[float]) -> float:
+    return float(np.median(values)) / 1e6

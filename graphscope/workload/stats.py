@@ -1,0 +1,109 @@
+"""Honest timing statistics: medians, spread, bootstrap confidence intervals, ratios and sample sizes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+CONFIDENCE = 0.95
+RESAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class SampleStats:
+    """Summary of repeated timings (ns); the interval is a bootstrap interval of the median."""
+
+    n: int
+    median: float
+    mean: float
+    std: float
+    min: float
+    max: float
+    q1: float
+    q3: float
+    ci_low: float
+    ci_high: float
+
+    @property
+    def relative_spread(self) -> float:
+        """Interquartile range over the median."""
+        return (self.q3 - self.q1) / self.median if self.median else 0.0
+
+    def to_json(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def _bootstrap_medians(samples: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    picks = rng.integers(0, len(samples), size=(RESAMPLES, len(samples)))
+    return np.median(samples[picks], axis=1)
+
+
+def describe(samples: np.ndarray | list[float], seed: int = 0) -> SampleStats:
+    """Median, mean, std, extremes, quartiles and a 95% bootstrap interval of the median."""
+    values = np.asarray(samples, dtype=np.float64)
+    if len(values) == 0:
+        raise ValueError("no samples")
+    medians = _bootstrap_medians(values, np.random.default_rng(seed))
+    alpha = (1 - CONFIDENCE) / 2
+    q1, q3 = np.quantile(values, [0.25, 0.75])
+    return SampleStats(
+        n=len(values),
+        median=float(np.median(values)),
+        mean=float(values.mean()),
+        std=float(values.std()),
+        min=float(values.min()),
+        max=float(values.max()),
+        q1=float(q1),
+        q3=float(q3),
+        ci_low=float(np.quantile(medians, alpha)),
+        ci_high=float(np.quantile(medians, 1 - alpha)),
+    )
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """baseline median / candidate median, with a bootstrap interval (both sides resampled)."""
+
+    value: float
+    low: float
+    high: float
+
+    @property
+    def significant(self) -> bool:
+        """True when the interval excludes 1: the two really differ."""
+        return not self.low <= 1.0 <= self.high
+
+    def to_json(self) -> dict[str, float | bool]:
+        return {"value": self.value, "low": self.low, "high": self.high, "significant": self.significant}
+
+
+def speedup(baseline: np.ndarray | list[float], candidate: np.ndarray | list[float], seed: int = 0) -> Ratio:
+    """How many times faster `candidate` is than `baseline` (ratio of medians)."""
+    base = np.asarray(baseline, dtype=np.float64)
+    cand = np.asarray(candidate, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    ratios = _bootstrap_medians(base, rng) / _bootstrap_medians(cand, rng)
+    alpha = (1 - CONFIDENCE) / 2
+    return Ratio(
+        float(np.median(base) / np.median(cand)),
+        float(np.quantile(ratios, alpha)),
+        float(np.quantile(ratios, 1 - alpha)),
+    )
+
+
+def repetitions_needed(
+    samples: np.ndarray | list[float], precision: float = 0.01, at_least: int = 10, at_most: int = 1000
+) -> int:
+    """Repetitions for the median's 95% interval to be within +-precision of it.
+
+    Uses the median's asymptotic standard error, 1.2533 * sigma / sqrt(n), with sigma estimated
+    robustly from the median absolute deviation (x 1.4826).
+    """
+    values = np.asarray(samples, dtype=np.float64)
+    median = float(np.median(values))
+    if len(values) < 3 or median <= 0:
+        return at_least
+    sigma = 1.4826 * float(np.median(np.abs(values - median)))
+    needed = (1.96 * 1.2533 * sigma / (precision * median)) ** 2
+    return int(min(max(np.ceil(needed), at_least), at_most))

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import numpy as np
+
+from graphscope.workload.protocol import classify, describe_error
+from graphscope.workload.stats import describe, repetitions_needed, speedup
+
+
+def test_describe_gives_median_quartiles_and_an_interval_around_the_median():
+    rng = np.random.default_rng(1)
+    samples = rng.normal(1000.0, 20.0, 400)
+    stats = describe(samples)
+    assert stats.n == 400 and abs(stats.median - 1000) < 5
+    assert stats.ci_low < stats.median < stats.ci_high and stats.ci_high - stats.ci_low < 10
+    assert stats.q1 < stats.median < stats.q3 and stats.min == samples.min()
+    assert 0 < stats.relative_spread < 0.05
+
+
+def test_speedup_is_significant_only_when_the_interval_excludes_one():
+    rng = np.random.default_rng(2)
+    eager = rng.normal(5.0, 0.1, 50)
+    graph = rng.normal(1.0, 0.02, 50)
+    clear = speedup(eager, graph)
+    assert 4.8 < clear.value < 5.2 and clear.significant and clear.low < clear.value < clear.high
+    same = speedup(rng.normal(1.0, 0.05, 30), rng.normal(1.0, 0.05, 30))
+    assert not same.significant
+
+
+def test_noisier_timings_need_more_repetitions():
+    rng = np.random.default_rng(3)
+    quiet = repetitions_needed(rng.normal(100, 0.5, 50), precision=0.01)
+    noisy = repetitions_needed(rng.normal(100, 5.0, 50), precision=0.01)
+    assert quiet == 10 and noisy > 50
+
+
+class CUDARuntimeError(Exception):  # named like CuPy's, so classify() can tell without importing CuPy
+    pass
+
+
+class OutOfMemoryError(Exception):
+    pass
+
+
+def test_failures_are_named_from_the_exception():
+    assert classify(CUDARuntimeError("cudaErrorIllegalAddress: an illegal memory access")) == "cuda_fault"
+    assert classify(CUDARuntimeError("cudaErrorStreamCaptureUnsupported"), capturing=True) == "capture_failed"
+    assert classify(OutOfMemoryError("Out of memory allocating 8 GiB")) == "out_of_memory"
+    assert classify(ValueError("shapes")) == "raised"
+    assert "must not synchronise with the host" in describe_error("capture_failed", "x")
