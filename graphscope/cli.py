@@ -60,6 +60,36 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_cmd_run)
 
 
+def _add_dag(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("dag", help="the CUDA graph's DAG: live from a workload, or from a node-mode trace")
+    p.add_argument("target", type=Path, help="a workload .py, or an export (.sqlite / .nsys-rep)")
+    output = p.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the DAG as JSON")
+    output.add_argument("--dot", action="store_true", help="print Graphviz DOT (chains folded)")
+    p.add_argument("--no-fold", action="store_true", help="with --dot: draw every node of long chains")
+    p.add_argument("--config", type=Path, metavar="JSON", help="capture with a tuned launch config")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="S")
+    p.set_defaults(handler=_cmd_dag)
+
+
+def _add_tune(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tune", help="tune per-node block sizes on the instantiated graph and re-measure")
+    _add_workload_options(p)
+    p.add_argument("--node", metavar="NAME", help="tune one launch site name (add) or one site (add#3)")
+    p.add_argument("--block", metavar="B,B,..", help="candidate block sizes for --node (default 32..limit)")
+    p.add_argument(
+        "--strategy",
+        choices=("brute", "descent"),
+        default="descent",
+        help="brute: each candidate of each knob against the baseline; descent: knob by knob",
+    )
+    p.add_argument("--reps", type=int, metavar="N", help="replays per trial (default: what the noise needs)")
+    p.add_argument("--config", type=Path, metavar="JSON", help="start from this launch config")
+    p.add_argument("--save", type=Path, metavar="JSON", help="write the best config here (if it is adopted)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_cmd_tune)
+
+
 def _progress_printer(enabled: bool):
     def report(fraction: float, message: str) -> None:
         if enabled:
@@ -139,6 +169,108 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0 if data["outputs_match"] else 1
 
 
+def _cmd_dag(args: argparse.Namespace) -> int:
+    from graphscope.core.errors import BadInputError
+    from graphscope.graph.export import to_dot
+    from graphscope.graph.model import Dag
+    from graphscope.report.tune_text import render_dag
+
+    if not args.target.exists():
+        raise BadInputError(f"{args.target}: no such file")
+    if args.target.suffix == ".py":
+        from graphscope.core.launch_config import LaunchConfig
+        from graphscope.workload.session import WorkloadSession
+
+        config = LaunchConfig.load(args.config) if args.config else None
+        with WorkloadSession(args.target, config, args.timeout) as session:
+            dags = [(Dag.from_json(session.request("dag")), f"live capture of {args.target.name}")]
+    else:
+        dags = [(dag, f"trace {args.target.name}") for dag in _trace_dags(args.target)]
+    for dag, title in dags:
+        if args.json:
+            print(json.dumps(dag.to_json(), indent=2))
+        elif args.dot:
+            print(to_dot(dag, fold=not args.no_fold), end="")
+        else:
+            print(render_dag(dag.to_json(), title))
+    return 0
+
+
+def _trace_dags(path: Path) -> list:
+    from graphscope.analysis.graphs import node_durations
+    from graphscope.core.errors import BadInputError
+    from graphscope.graph.from_trace import dags_from_trace
+    from graphscope.trace import load_trace
+
+    trace = load_trace(path)
+    nodes = node_durations(trace)
+    if not len(nodes):
+        mode = trace.info.graph_trace_mode or "no graph tracing"
+        raise BadInputError(
+            f"{path}: no graph node activity in this trace ({mode}); capture with "
+            "`nsys profile --cuda-graph-trace=node` to see graph nodes"
+        )
+    names = [trace.symbols.name(i) for i in range(len(trace.symbols))]
+    return dags_from_trace(nodes, names, trace.graph_nodes.node[trace.graph_nodes.original_node >= 0])
+
+
+def _cmd_tune(args: argparse.Namespace) -> int:
+    from graphscope.core.errors import BadInputError
+    from graphscope.core.launch_config import LaunchConfig, Site
+    from graphscope.report.tune_text import render_tuning
+    from graphscope.store.session_db import SessionStore
+    from graphscope.tune.measure import LiveMeasurer
+    from graphscope.tune.session import tune
+    from graphscope.tune.space import knobs_for
+    from graphscope.workload.session import WorkloadSession
+
+    if not args.workload.is_file():
+        raise BadInputError(f"{args.workload}: no such workload file")
+    if args.block and not args.node:
+        raise BadInputError("--block needs --node (which launch site to try the blocks on)")
+    try:
+        blocks = [int(b) for b in args.block.split(",")] if args.block else None
+    except ValueError:
+        raise BadInputError(f"--block takes sizes like 64,128,256, not {args.block!r}") from None
+    start = LaunchConfig.load(args.config) if args.config else LaunchConfig(workload=args.workload.name)
+    store = SessionStore(args.session)
+    with WorkloadSession(args.workload, start, args.timeout) as session:
+        sites = [Site.from_json(s) for s in session.info["sites"]]
+        if not sites:
+            raise BadInputError(f"{args.workload}: no ctx.launch sites to tune (plain CuPy code is not tunable)")
+        knobs = knobs_for(sites, args.node, blocks)
+        capture = session.request("capture", config=start.to_json())
+        result = tune(
+            args.workload.resolve(),
+            knobs,
+            LiveMeasurer(session),
+            "brute" if args.node else args.strategy,
+            start,
+            args.reps,
+            capture,
+            progress=_progress_printer(not args.json and sys.stderr.isatty()),
+        )
+    data = result.to_json()
+    data["tuning_id"] = store.record_tuning(data)
+    if args.save:
+        if result.adopt:
+            result.best.config.save(args.save)
+            data["saved"] = str(args.save)
+        else:
+            data["saved"] = None
+    print(
+        json.dumps(data, indent=2)
+        if args.json
+        else render_tuning(data)
+        + (
+            f"\n  best config written to {args.save}"
+            if data.get("saved")
+            else ("\n  nothing written: the best config was not adopted" if args.save else "")
+        )
+    )
+    return 0
+
+
 def _cmd_open(args: argparse.Namespace) -> int:
     from graphscope.app.main import run_gui
 
@@ -151,7 +283,7 @@ def _cmd_gui(args: argparse.Namespace) -> int:
     return run_gui(None)
 
 
-_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_summary, _add_open, _add_run]
+_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_summary, _add_open, _add_run, _add_dag, _add_tune]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,6 +11,7 @@ The user's file is never written: both paths open it with SQLite's `mode=ro`.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
@@ -172,6 +173,8 @@ class ExportDatabase:
     ) -> tuple[list[list[np.ndarray]], bool]:
         """Record batches (lists of column arrays) through connectorx; through sqlite3 casts if that
         fails, and then the flag is True."""
+        if not _connectorx_available():  # a minimal environment: the slower standard-library path
+            return [self._read_chunk_sqlite3(table, specs, condition)], False
         select = ", ".join(f'IFNULL("{s.source}", {s.default}) AS c{i}' for i, s in enumerate(specs.values()))
         try:
             return _read_with_connectorx(self.path, f'SELECT {select} FROM "{table}" WHERE {condition}'), False
@@ -192,6 +195,15 @@ class ExportDatabase:
             raise NotAnExportError(f"{self.path}: table {table} holds integers too large for 64 bits") from None
         matrix = flat.reshape(-1, len(specs))
         return [matrix[:, i] for i in range(len(specs))]
+
+
+@functools.cache
+def _connectorx_available() -> bool:
+    try:
+        import connectorx  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _read_with_connectorx(path: Path, sql: str) -> list[list[np.ndarray]]:

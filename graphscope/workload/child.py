@@ -102,7 +102,7 @@ class Child:
         return self.live.dag()
 
     def do_apply(self, request: dict[str, Any]) -> dict[str, Any]:
-        return self.live.apply(LaunchConfig.from_json(request["config"]))
+        return self.live.apply(LaunchConfig.from_json(request["config"]), bool(request.get("force", False)))
 
     def do_shutdown(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"bye": True}

@@ -175,14 +175,18 @@ class LiveWorkload:
             self.live_graph = LiveGraph(self.graph, self.capture_sites)
         return self.live_graph
 
-    def apply(self, config: LaunchConfig) -> dict[str, Any]:
-        """Apply block sizes to the instantiated graph's nodes (no re-capture) and to later eager steps."""
+    def apply(self, config: LaunchConfig, force: bool = False) -> dict[str, Any]:
+        """Apply block sizes to the instantiated graph's nodes (no re-capture) and to later eager steps.
+
+        Only nodes whose block changes are set, unless `force` sets every tunable node (so that a
+        baseline is measured under the same in-place conditions as the configs it is compared with).
+        """
         live = self._live_graph()
         changes = {}
         for index, site in live.site_of.items():
             block = config.block_for(site.name, site.ordinal, site.block)
             current = live.effective.get(index, (site.block, site.grid))[0]
-            if block != current:
+            if force or block != current:
                 changes[index] = (block, self.ctx.grid_of(site, block))
         result = live.apply(changes)
         self.ctx.config = config

@@ -45,6 +45,30 @@ def profile_command(nsys: str, output: Path, requests: Path, responses: Path) ->
     ]
 
 
+def profile_requests(requests: list[dict], folder: Path, stem: str, timeout: float) -> dict[str, str]:
+    """Run a batch of child requests under `nsys profile` and export the report: {"report", "sqlite"}.
+
+    Any request that failed in the child is raised as the error the user would see without nsys.
+    """
+    nsys = nsys_or_explain()
+    folder.mkdir(parents=True, exist_ok=True)
+    base = folder / stem
+    batch, answers = base.with_suffix(".requests.jsonl"), base.with_suffix(".responses.jsonl")
+    batch.write_text("".join(json.dumps(r) + "\n" for r in [{"command": "hello"}, *requests, {"command": "shutdown"}]))
+    try:
+        _run(profile_command(nsys, base, batch, answers), timeout, "nsys profile")
+        for line in answers.read_text().splitlines() if answers.exists() else []:
+            answer = decode(line)
+            if not answer.get("ok"):
+                raise_for(answer["error"])
+        report, sqlite = base.with_suffix(".nsys-rep"), base.with_suffix(".sqlite")
+        _run([nsys, "export", "--type", "sqlite", "-f", "true", "-o", str(sqlite), str(report)], timeout, "nsys export")
+    finally:
+        batch.unlink(missing_ok=True)
+        answers.unlink(missing_ok=True)
+    return {"report": str(report), "sqlite": str(sqlite)}
+
+
 def profile_modes(
     path: Path,
     modes: tuple[str, ...],
@@ -54,32 +78,17 @@ def profile_modes(
     folder: Path,
     timeout: float,
 ) -> dict[str, dict[str, str]]:
-    """One profiled child per mode; returns {mode: {"report": .nsys-rep, "sqlite": export}}."""
-    nsys = nsys_or_explain()
-    folder.mkdir(parents=True, exist_ok=True)
-    traces = {}
-    for mode in modes:
-        stem = folder / f"{path.stem}_{mode}"
-        requests, responses = stem.with_suffix(".requests.jsonl"), stem.with_suffix(".responses.jsonl")
-        batch = [
-            {"command": "hello"},
-            {"command": "load", "path": str(path.resolve()), "config": config.to_json() if config else None},
-            {"command": "measure", "mode": mode, "reps": reps, "warmup": warmup, "nvtx": True},
-            {"command": "shutdown"},
-        ]
-        requests.write_text("".join(json.dumps(r) + "\n" for r in batch))
-        _run([*profile_command(nsys, stem, requests, responses)], timeout, "nsys profile")
-        for line in responses.read_text().splitlines() if responses.exists() else []:
-            answer = decode(line)
-            if not answer.get("ok"):
-                raise_for(answer["error"])
-        report = stem.with_suffix(".nsys-rep")
-        sqlite = stem.with_suffix(".sqlite")
-        _run([nsys, "export", "--type", "sqlite", "-f", "true", "-o", str(sqlite), str(report)], timeout, "nsys export")
-        requests.unlink(missing_ok=True)
-        responses.unlink(missing_ok=True)
-        traces[mode] = {"report": str(report), "sqlite": str(sqlite)}
-    return traces
+    """One profiled child per mode, NVTX-marked; returns {mode: {"report": .nsys-rep, "sqlite": export}}."""
+    load = {"command": "load", "path": str(path.resolve()), "config": config.to_json() if config else None}
+    return {
+        mode: profile_requests(
+            [load, {"command": "measure", "mode": mode, "reps": reps, "warmup": warmup, "nvtx": True}],
+            folder,
+            f"{path.stem}_{mode}",
+            timeout,
+        )
+        for mode in modes
+    }
 
 
 def _run(command: list[str], timeout: float, what: str) -> None:

@@ -1,0 +1,58 @@
+"""A graph's DAG as far as a trace can tell: nodes and their durations, not edges.
+
+A node-mode trace records every executed node (graphNodeId = graph id << 32 | node index) with its
+duration per launch; CUDA_GRAPH_NODE_EVENTS also lists nodes that do no GPU work (event record/wait,
+empty). Dependencies are not recorded, so `edges_known` is False. Inputs are plain columns (from
+graphscope.analysis.graphs.node_durations), so this module needs no trace reader.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphscope.core.table import Table
+from graphscope.graph.model import Dag, DagNode
+
+KIND_NAMES = ("kernel", "memcpy", "memset")
+NO_EDGES = "a trace does not record dependencies between nodes: edges are unknown (capture the graph live for them)"
+
+
+def dags_from_trace(nodes: Table, kernel_names: list[str], created: np.ndarray | None = None) -> list[Dag]:
+    """One DAG per executed graph id.
+
+    `nodes` has one row per executed node: node (graphNodeId), kind (0 kernel, 1 memcpy, 2 memset),
+    name (kernel short-name index into `kernel_names`, -1 otherwise), stream, count, median_ns.
+    `created` optionally lists graphNodeIds created for the instantiated graphs (to show idle nodes).
+    """
+    ids = nodes.node.astype(np.int64)
+    graphs = np.unique(ids >> 32)
+    dags = []
+    for graph in graphs.tolist():
+        mine = np.flatnonzero((ids >> 32) == graph)
+        by_index = {int(ids[r] & 0xFFFFFFFF): r for r in mine}
+        extra = set()
+        if created is not None:
+            extra = {int(c & 0xFFFFFFFF) for c in created if (int(c) >> 32) == graph} - set(by_index)
+        dag_nodes = []
+        for index in sorted(set(by_index) | extra):
+            if index in extra:
+                dag_nodes.append(
+                    DagNode(index, "other", "no GPU work (event, empty or host node)", trace_id=(graph << 32) | index)
+                )
+                continue
+            row = by_index[index]
+            kind = KIND_NAMES[int(nodes.kind[row])]
+            name = kernel_names[int(nodes.name[row])] if kind == "kernel" and nodes.name[row] >= 0 else kind
+            dag_nodes.append(
+                DagNode(
+                    index,
+                    kind,
+                    name,
+                    trace_id=int(ids[row]),
+                    duration_ns=float(nodes.median_ns[row]),
+                    launches=int(nodes.count[row]),
+                    stream=int(nodes.stream[row]),
+                )
+            )
+        dags.append(Dag(dag_nodes, [], "trace", edges_known=False, graph_id=graph, notes=[NO_EDGES]))
+    return dags

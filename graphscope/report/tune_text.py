@@ -1,0 +1,90 @@
+"""The readable forms of `graphscope dag` and `graphscope tune` (inputs: their JSON forms)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphscope.core.units import format_ns
+
+
+def _dim(value: list[int] | None) -> str:
+    return "x".join(map(str, value)) if value else "-"
+
+
+def render_dag(dag: dict[str, Any], title: str) -> str:
+    nodes = dag["nodes"]
+    kinds: dict[str, int] = {}
+    for node in nodes:
+        kinds[node["type"]] = kinds.get(node["type"], 0) + 1
+    tunable = sum(1 for n in nodes if n.get("site"))
+    lines = [
+        f"{title}: graph {dag.get('graph_id')}, {len(nodes)} nodes "
+        f"({', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))}), "
+        + (f"{len(dag['edges'])} edges" if dag["edges_known"] else "edges unknown")
+        + f", {tunable} tunable launch sites"
+    ]
+    lines += [f"  note: {note}" for note in dag.get("notes", [])]
+    lines.append(f"  {'nodes':<11} {'type':<8} {'name':<22} {'grid':<12} {'block':<10} {'site':<14} duration")
+    start = 0
+    while start < len(nodes):  # fold runs of identical consecutive nodes into one row
+        end = start
+        key = lambda n: (n["type"], n["name"], n["grid"], n["block"])  # noqa: E731
+        while end + 1 < len(nodes) and key(nodes[end + 1]) == key(nodes[start]):
+            end += 1
+        first = nodes[start]
+        span = f"{first['index']}" if end == start else f"{first['index']}-{nodes[end]['index']}"
+        site = first.get("site") or "-"
+        if end > start and first.get("site"):
+            site = f"{site}.. ({end - start + 1})"
+        duration = format_ns(first["duration_ns"]) if first.get("duration_ns") is not None else "-"
+        lines.append(
+            f"  {span:<11} {first['type']:<8} {first['name'][:22]:<22} {_dim(first['grid']):<12} "
+            f"{_dim(first['block']):<10} {site:<14} {duration}"
+        )
+        start = end + 1
+    return "\n".join(lines)
+
+
+def render_tuning(result: dict[str, Any]) -> str:
+    summary = result["summary"]
+    lines = [
+        f"{result['workload']}: strategy {result['strategy']}, {result['reps']} replays per trial "
+        f"(enough for a +-1% interval of the median)"
+    ]
+    for key, knob in result["knobs"].items():
+        blocks = ", ".join(str(c[0]) for c in knob["candidates"])
+        lines.append(
+            f"  knob {key}: {knob['sites']} launch sites, baseline block {knob['baseline'][0]}, candidates {blocks}"
+        )
+    lines.append("")
+    lines.append(f"  {'trial':<28} {'how':<14} {'median':>10}  {'95% interval':<22} status")
+    for trial in result["trials"]:
+        label = (
+            f"{trial['site']}={trial['block'][0]}"
+            if trial.get("site") and trial.get("block")
+            else (
+                "baseline"
+                if trial["how"] == "in-place" and not trial.get("site") and trial is result["trials"][0]
+                else ", ".join(f"{k}={v[0]}" for k, v in trial["config"]["blocks"].items()) or "baseline"
+            )
+        )
+        interval = (
+            f"{format_ns(trial['ci_low_ns'])}-{format_ns(trial['ci_high_ns'])}"
+            if trial.get("median_ns") is not None
+            else "-"
+        )
+        median = format_ns(trial["median_ns"]) if trial.get("median_ns") is not None else "-"
+        status = trial["status"] + (f" ({trial['reason']})" if trial.get("reason") else "")
+        lines.append(f"  {label[:28]:<28} {trial['how']:<14} {median:>10}  {interval:<22} {status}")
+    lines.append("")
+    if summary.get("median_apply_ns") is not None and result.get("capture"):
+        capture = result["capture"]
+        rebuild = capture["capture_ns"] + capture["instantiate_ns"] + capture["upload_ns"]
+        lines.append(
+            f"  applying a config in place: {format_ns(summary['median_apply_ns'])} (median); "
+            f"capture + instantiate + upload: {format_ns(rebuild)}"
+        )
+    if summary.get("in_place_penalty"):
+        lines.append(f"  in-place replay / fresh-capture replay of the same config: {summary['in_place_penalty']:.3f}")
+    lines.append(f"Conclusion: {summary['conclusion']}")
+    return "\n".join(lines)

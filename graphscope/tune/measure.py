@@ -1,0 +1,158 @@
+"""Trials and the two ways to measure them: live (a workload child, in place) and recorded (for tests)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from graphscope.core.launch_config import Dim, LaunchConfig
+from graphscope.workload.stats import SampleStats, describe, speedup
+
+
+@dataclass
+class Trial:
+    """One configuration measured: per-replay GPU time samples (ns) and whether outputs still match."""
+
+    config: LaunchConfig
+    how: str  # "in-place", "fresh-capture" or "recorded"
+    samples: list[float]
+    outputs_match: bool | None = True
+    knob: str | None = None
+    block: Dim | None = None
+    apply_ns: int | None = None
+    status: str = "ok"  # "ok", "mismatch" (outputs changed: reported, never adopted) or "rejected"
+    reason: str = ""
+
+    @property
+    def stats(self) -> SampleStats:
+        return describe(self.samples)
+
+    @property
+    def usable(self) -> bool:
+        return self.status == "ok" and bool(self.samples)
+
+    def beats(self, other: Trial) -> bool:
+        """Faster than `other` with a 95% interval of the speed-up that excludes 1."""
+        if not (self.usable and other.usable):
+            return False
+        ratio = speedup(other.samples, self.samples)
+        return ratio.significant and ratio.value > 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "config": self.config.to_json(),
+            "how": self.how,
+            "site": self.knob,
+            "block": list(self.block) if self.block else None,
+            "outputs_match": self.outputs_match,
+            "apply_ns": self.apply_ns,
+            "status": self.status,
+            "reason": self.reason,
+            "reps": len(self.samples),
+        }
+        if self.samples:
+            stats = self.stats
+            data.update(median_ns=stats.median, ci_low_ns=stats.ci_low, ci_high_ns=stats.ci_high)
+        return data
+
+
+class Measurer(Protocol):
+    def baseline(self, config: LaunchConfig, reps: int) -> Trial:
+        """The starting point, measured under the same in-place conditions as the trials."""
+
+    def measure(self, config: LaunchConfig, reps: int) -> Trial: ...
+
+    def confirm(self, config: LaunchConfig, reps: int) -> Trial:
+        """The same config after a fresh capture (no in-place edits)."""
+
+
+def signature(config: LaunchConfig) -> str:
+    return json.dumps({k: list(v) for k, v in sorted(config.blocks.items())})
+
+
+class RecordedMeasurer:
+    """Replays timings from a model instead of a GPU: every strategy is testable in CI.
+
+    `model(config) -> (median ns, outputs match)`; samples are drawn around the median with the given
+    relative noise, from a fixed seed, so runs are repeatable.
+    """
+
+    def __init__(
+        self,
+        model: Callable[[LaunchConfig], tuple[float, bool]],
+        noise: float = 0.01,
+        seed: int = 0,
+        in_place_penalty: float = 1.0,
+    ) -> None:
+        self.model = model
+        self.noise = noise
+        self.rng = np.random.default_rng(seed)
+        self.in_place_penalty = in_place_penalty
+        self.calls: list[str] = []
+
+    def _trial(self, config: LaunchConfig, reps: int, how: str, factor: float) -> Trial:
+        self.calls.append(signature(config))
+        median, match = self.model(config)
+        samples = (self.rng.normal(median * factor, median * self.noise, reps)).tolist()
+        return Trial(
+            config,
+            how,
+            samples,
+            match,
+            status="ok" if match else "mismatch",
+            reason="" if match else "outputs differ from the eager reference",
+        )
+
+    def baseline(self, config: LaunchConfig, reps: int) -> Trial:
+        return self.measure(config, reps)
+
+    def measure(self, config: LaunchConfig, reps: int) -> Trial:
+        return self._trial(config, reps, "in-place", self.in_place_penalty)
+
+    def confirm(self, config: LaunchConfig, reps: int) -> Trial:
+        return self._trial(config, reps, "fresh-capture", 1.0)
+
+
+class LiveMeasurer:
+    """Applies a config to the workload's instantiated graph (no re-capture) and replays it."""
+
+    def __init__(self, session: Any, warmup: int = 3) -> None:
+        self.session = session
+        self.warmup = warmup
+
+    def baseline(self, config: LaunchConfig, reps: int) -> Trial:
+        """Every tunable node set explicitly to its block, so the baseline carries the same in-place edits."""
+        return self.measure(config, reps, force=True)
+
+    def measure(self, config: LaunchConfig, reps: int, force: bool = False) -> Trial:
+        applied = self.session.request("apply", config=config.to_json(), force=force)
+        if applied["rejected"]:
+            reason = "; ".join(f"{k}: {v}" for k, v in applied["rejected"].items())
+            return Trial(config, "in-place", [], None, apply_ns=applied["apply_ns"], status="rejected", reason=reason)
+        answer = self.session.request("measure", mode="graph", reps=reps, warmup=self.warmup)
+        return self._trial(config, "in-place", answer, applied["apply_ns"])
+
+    def confirm(self, config: LaunchConfig, reps: int) -> Trial:
+        self.session.request("capture", config=config.to_json())
+        answer = self.session.request("measure", mode="graph", reps=reps, warmup=self.warmup)
+        return self._trial(config, "fresh-capture", answer, None)
+
+    @staticmethod
+    def _trial(config: LaunchConfig, how: str, answer: dict[str, Any], apply_ns: int | None) -> Trial:
+        match = answer["outputs"].get("match")
+        ok = match is not False
+        return Trial(
+            config,
+            how,
+            answer["gpu_ns"],
+            match,
+            apply_ns=apply_ns,
+            status="ok" if ok else "mismatch",
+            reason=""
+            if ok
+            else f"outputs differ from the eager reference (max |diff| {answer['outputs'].get('max_abs_diff')})",
+        )

@@ -1,0 +1,153 @@
+"""A tuning session: baseline, search, confirmation with fresh captures, and an honest conclusion."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graphscope.core.launch_config import LaunchConfig
+from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
+from graphscope.tune.measure import Measurer, Trial
+from graphscope.tune.space import Knob
+from graphscope.tune.strategies import STRATEGIES
+from graphscope.workload.stats import repetitions_needed, speedup
+
+PRECISION = 0.01  # repetitions are chosen so the median's interval is within +-1%
+MAX_REPS = 200
+
+
+@dataclass
+class TuningResult:
+    workload: Path
+    strategy: str
+    knobs: list[Knob]
+    reps: int
+    baseline: Trial  # in place, every tunable node set to its baseline block
+    best: Trial
+    trials: list[Trial]
+    confirmed_baseline: Trial | None = None  # fresh capture
+    confirmed_best: Trial | None = None  # fresh capture
+    capture: dict[str, int] = field(default_factory=dict)
+    started: float = 0.0
+    finished: float = 0.0
+
+    @property
+    def improved(self) -> bool:
+        return self.best is not self.baseline
+
+    def conclusion(self) -> str:
+        if not self.improved:
+            return (
+                "no significant difference: no configuration beat the baseline with a 95% interval that "
+                "excludes 1; keep the current block sizes"
+            )
+        if self.confirmed_best is None or self.confirmed_baseline is None:
+            return "faster in place; not confirmed with a fresh capture"
+        fresh = speedup(self.confirmed_baseline.samples, self.confirmed_best.samples)
+        in_place = speedup(self.baseline.samples, self.best.samples)
+        if not fresh.significant:
+            return (
+                f"in place {in_place.value:.3f}x faster, but with fresh captures the difference is not "
+                f"significant ({fresh.value:.3f}x, interval {fresh.low:.3f}-{fresh.high:.3f}): not adopted"
+            )
+        if fresh.value < 1:
+            return f"in place it looked faster, but freshly captured it is slower ({fresh.value:.3f}x): not adopted"
+        return (
+            f"adopt: {fresh.value:.3f}x faster with fresh captures (interval {fresh.low:.3f}-{fresh.high:.3f}), "
+            f"{in_place.value:.3f}x in place"
+        )
+
+    @property
+    def adopt(self) -> bool:
+        return self.conclusion().startswith("adopt")
+
+    def in_place_penalty(self) -> float | None:
+        """In-place replay time over fresh-capture time for the same (baseline) configuration."""
+        if self.confirmed_baseline is None:
+            return None
+        return self.baseline.stats.median / self.confirmed_baseline.stats.median
+
+    def to_json(self) -> dict[str, Any]:
+        trials = [self.baseline, *self.trials]
+        trials += [t for t in (self.confirmed_baseline, self.confirmed_best) if t is not None]
+        return {
+            "workload": str(self.workload),
+            "strategy": self.strategy,
+            "reps": self.reps,
+            "knobs": {
+                k.key: {
+                    "sites": len(k.sites),
+                    "candidates": [list(c) for c in k.candidates],
+                    "baseline": list(k.baseline),
+                }
+                for k in self.knobs
+            },
+            "baseline": self.baseline.config.to_json(),
+            "best": self.best.config.to_json(),
+            "trials": [t.to_json() for t in trials],
+            "capture": self.capture,
+            "summary": {
+                "improved": self.improved,
+                "adopt": self.adopt,
+                "conclusion": self.conclusion(),
+                "baseline_in_place_ns": self.baseline.stats.median,
+                "best_in_place_ns": self.best.stats.median,
+                "baseline_fresh_ns": self.confirmed_baseline.stats.median if self.confirmed_baseline else None,
+                "best_fresh_ns": self.confirmed_best.stats.median if self.confirmed_best else None,
+                "in_place_penalty": self.in_place_penalty(),
+                "median_apply_ns": _median_apply(self.trials),
+            },
+            "started": self.started,
+            "finished": self.finished,
+        }
+
+
+def _median_apply(trials: list[Trial]) -> float | None:
+    costs = sorted(t.apply_ns for t in trials if t.apply_ns is not None)
+    return float(costs[len(costs) // 2]) if costs else None
+
+
+def tune(
+    workload: Path,
+    knobs: list[Knob],
+    measurer: Measurer,
+    strategy: str = "descent",
+    start: LaunchConfig | None = None,
+    reps: int | None = None,
+    capture: dict[str, int] | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> TuningResult:
+    """Measure the baseline in place, search, then confirm baseline and winner with fresh captures."""
+    started = time.time()
+    baseline_config = start or LaunchConfig(workload=workload.name)
+    progress(0.0, "measuring the baseline")
+    probe = measurer.baseline(baseline_config, reps or 30)
+    chosen = reps or min(max(repetitions_needed(probe.samples, PRECISION), 30), MAX_REPS)
+    baseline = measurer.baseline(baseline_config, chosen) if chosen != len(probe.samples) else probe
+    total = sum(len(k.candidates) for k in knobs) or 1
+    done = [0]
+
+    def measure(config: LaunchConfig, knob: str | None) -> Trial:
+        if cancel is not None:
+            cancel.check()
+        done[0] += 1
+        progress(min(0.05 + 0.8 * done[0] / total, 0.85), f"trial {done[0]}: {knob or 'combined'}")
+        trial = measurer.measure(config, chosen)
+        trial.knob = knob
+        trial.block = config.blocks.get(knob) if knob else None
+        return trial
+
+    search = STRATEGIES[strategy](knobs, baseline, measure)
+    result = TuningResult(
+        workload, strategy, knobs, chosen, baseline, search.best, search.trials, capture=capture or {}, started=started
+    )
+    if result.improved:
+        progress(0.9, "confirming with fresh captures")
+        result.confirmed_baseline = measurer.confirm(baseline.config, chosen)
+        result.confirmed_best = measurer.confirm(search.best.config, chosen)
+    result.finished = time.time()
+    progress(1.0, result.conclusion())
+    return result

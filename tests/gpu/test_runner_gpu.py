@@ -1,0 +1,163 @@
+"""The runner on a real GPU: examples in both modes, honest numbers, failures named, nsys traces."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphscope.core.errors import WorkloadError
+from graphscope.core.settings import find_nsys
+from graphscope.workload.runner import run_workload
+from graphscope.workload.session import WorkloadSession
+
+pytestmark = pytest.mark.gpu
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize("name", ["seed_vecadd", "forkjoin", "transformer_step"])
+def test_examples_run_in_both_modes_and_outputs_match(name):
+    report = run_workload(EXAMPLES / f"{name}.py", reps=10, warmup=3)
+    data = report.to_json()
+    print(name, json.dumps({"speedup": data["speedup"], "verdict": data["verdict"]}))
+    assert data["outputs_match"] and data["modes"]["graph"]["outputs"]["checked"]
+    assert data["modes"]["graph"]["capture"]["launches_captured"] > 0
+    assert data["speedup"]["wall_ns"]["value"] > 1.0
+
+
+def test_the_seed_benchmark_gains_well_above_one():
+    report = run_workload(EXAMPLES / "seed_vecadd.py", reps=20, warmup=5)
+    ratio = report.speedup("wall_ns")
+    assert ratio.significant and ratio.value > 3.0, report.verdict()
+
+
+def _plain_cupy_seed(reps: int = 30) -> tuple[float, float]:
+    """The seeds' benchmark written directly in CuPy, timed with CUDA events: (eager, graph) median ns."""
+    import cupy as cp
+
+    source = (EXAMPLES / "seed_vecadd.py").read_text().split('r"""')[1].split('"""')[0]
+    kernel = cp.RawKernel(source, "vec_add")
+    n = 1 << 14
+    a, b = cp.random.rand(n, dtype=cp.float32), cp.random.rand(n, dtype=cp.float32)
+    c = cp.empty_like(a)
+    stream = cp.cuda.Stream(non_blocking=True)
+
+    def step():
+        for _ in range(1000):
+            kernel((64,), (256,), (a, b, c, np.int32(n)), stream=stream)
+
+    for _ in range(5):
+        step()
+    stream.begin_capture()
+    step()
+    graph = stream.end_capture()
+    graph.upload(stream)
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    medians = []
+    for run in (step, lambda: graph.launch(stream)):
+        for _ in range(5):
+            run()
+        times = []
+        for _ in range(reps):
+            start.record(stream)
+            run()
+            end.record(stream)
+            end.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, end) * 1e6)
+        medians.append(float(np.median(times)))
+    return medians[0], medians[1]
+
+
+def test_measurements_agree_with_a_plain_cupy_loop_within_5_percent():
+    report = run_workload(EXAMPLES / "seed_vecadd.py", reps=30, warmup=5)
+    plain_eager, plain_graph = _plain_cupy_seed()
+    ours_eager = report.modes["eager"].stats("gpu_ns").median
+    ours_graph = report.modes["graph"].stats("gpu_ns").median
+    print(
+        f"eager: graphscope {ours_eager / 1e6:.3f} ms, plain CuPy {plain_eager / 1e6:.3f} ms; "
+        f"graph: graphscope {ours_graph / 1e6:.3f} ms, plain CuPy {plain_graph / 1e6:.3f} ms"
+    )
+    assert abs(ours_graph / plain_graph - 1) < 0.05
+    assert abs(ours_eager / plain_eager - 1) < 0.05
+
+
+def _workload(tmp_path, step_body: str, setup_extra: str = "") -> Path:
+    path = tmp_path / "w.py"
+    path.write_text(f'''
+import numpy as np
+SOURCE = r"""
+extern "C" __global__ void poke(float* x, long long at) {{ x[at] = 1.f; }}
+"""
+def setup(ctx):
+    cp = ctx.cupy
+    k = ctx.kernel(SOURCE, "poke")
+    x = cp.zeros(256, cp.float32)
+{setup_extra}
+    def step(ctx):
+{step_body}
+    return step
+''')
+    return path
+
+
+def test_a_host_synchronisation_inside_the_step_cannot_be_captured(tmp_path):
+    path = _workload(
+        tmp_path,
+        "        ctx.launch(k, problem=1, block=32, args=(x, np.int64(0)))\n"
+        "        float(x[0])  # a host read: breaks capture",
+    )
+    with WorkloadSession(path) as session, pytest.raises(WorkloadError) as caught:
+        session.request("measure", mode="graph", reps=2, warmup=0)
+    assert caught.value.kind == "capture_failed", caught.value.message
+    assert "must not synchronise with the host" in caught.value.message
+
+
+def test_an_illegal_address_is_a_gpu_fault_and_the_caller_survives(tmp_path):
+    path = _workload(tmp_path, "        ctx.launch(k, problem=1, block=32, args=(x, np.int64(1 << 40)))")
+    with pytest.raises(WorkloadError) as caught:
+        WorkloadSession(path).close()
+    assert caught.value.kind in ("cuda_fault", "died"), caught.value.message
+    report = run_workload(EXAMPLES / "seed_vecadd.py", reps=3, warmup=1)  # the parent carries on
+    assert report.modes["graph"].outputs["match"]
+
+
+def test_running_out_of_gpu_memory_is_named(tmp_path):
+    path = _workload(tmp_path, "        pass", setup_extra="    huge = cp.empty(1 << 50, cp.uint8)")
+    with pytest.raises(WorkloadError) as caught:
+        WorkloadSession(path).close()
+    assert caught.value.kind == "out_of_memory", caught.value.message
+
+
+def test_a_hanging_kernel_is_stopped(tmp_path):
+    path = tmp_path / "spin.py"
+    path.write_text('''
+SOURCE = r"""extern "C" __global__ void spin(int* flag) { while (atomicAdd(flag, 0) == 0) {} }"""
+def setup(ctx):
+    k = ctx.kernel(SOURCE, "spin")
+    flag = ctx.cupy.zeros(1, ctx.cupy.int32)
+    def step(ctx):
+        ctx.launch(k, problem=1, block=32, args=(flag,))
+    return step
+''')
+    started = time.monotonic()
+    with pytest.raises(WorkloadError) as caught:
+        WorkloadSession(path, timeout=10).close()
+    assert caught.value.kind == "timeout" and time.monotonic() - started < 60
+
+
+@pytest.mark.skipif(find_nsys() is None, reason="nsys is not installed")
+def test_an_nsys_run_yields_two_exports_with_the_graph_launches(tmp_path):
+    from graphscope.analysis.summary import summarize
+    from graphscope.trace import load_trace
+
+    report = run_workload(EXAMPLES / "seed_vecadd.py", reps=3, warmup=2, nsys=True, nsys_dir=tmp_path)
+    assert set(report.traces) == {"eager", "graph"}
+    graph = summarize(load_trace(report.traces["graph"]["sqlite"]))
+    eager = summarize(load_trace(report.traces["eager"]["sqlite"]))
+    assert graph["graph_trace_mode"] == "node"
+    assert graph["graphs"]["launches"] == 5 and graph["graphs"]["node_activities"] == 5000
+    vec_add = next(k for k in eager["top_kernels"] if k["name"] == "vec_add")
+    assert eager["graphs"]["launches"] == 0 and vec_add["count"] == 1000 * (1 + 2 + 3)  # load step, warm-up, reps

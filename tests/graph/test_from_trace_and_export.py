@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import re
+
+from graphscope.analysis.graphs import node_durations
+from graphscope.graph.export import to_dot
+from graphscope.graph.from_trace import dags_from_trace
+from graphscope.graph.model import Dag, DagNode
+from graphscope.trace import load_trace
+from tests.conftest import DATA, FORKJOIN, H200_NODE
+
+
+def _dags(path):
+    trace = load_trace(path)
+    names = [trace.symbols.name(i) for i in range(len(trace.symbols))]
+    created = trace.graph_nodes.node[trace.graph_nodes.original_node >= 0]
+    return dags_from_trace(node_durations(trace), names, created)
+
+
+def test_forkjoin_trace_gives_the_eight_executed_nodes_plus_the_idle_ones():
+    (dag,) = _dags(FORKJOIN)
+    assert dag.graph_id == 2 and not dag.edges_known and dag.edges == []
+    executed = [n for n in dag.nodes if n.type != "other"]
+    assert [n.name for n in executed] == ["memcpy", "memset", "scale", "relu", "scale", "relu", "add2", "rowsum"]
+    assert all(n.launches == 5 and n.duration_ns > 0 for n in executed)
+    assert {n.stream for n in executed} == {13, 16}
+    dot = (DATA / "h200_forkjoin.dot").read_text()
+    assert len(executed) == len(re.findall(r"graph_1_node_\d+\"\[", dot))  # as many as CuPy's own dump shows
+
+
+def test_seed_trace_gives_a_thousand_vec_add_nodes():
+    (dag,) = _dags(H200_NODE)
+    assert len(dag.kernel_nodes()) == 1000 and {n.name for n in dag.kernel_nodes()} == {"vec_add"}
+
+
+def test_dot_folds_long_chains_of_identical_nodes():
+    nodes = [DagNode(i, "kernel", "vec_add", grid=(64, 1, 1), block=(256, 1, 1), site=f"add#{i}") for i in range(1000)]
+    dag = Dag(nodes, [(i, i + 1) for i in range(999)], "live")
+    dot = to_dot(dag)
+    assert "x1000 in a chain" in dot and dot.count("->") == 0 and dot.count("shape=box") == 1
+    assert to_dot(dag, fold=False).count("->") == 999

@@ -1,0 +1,92 @@
+"""Strategies against a recorded-results runner: no GPU needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphscope.core.errors import BadInputError
+from graphscope.core.launch_config import LaunchConfig, Site
+from graphscope.store.session_db import SessionStore
+from graphscope.tune.measure import RecordedMeasurer
+from graphscope.tune.session import tune
+from graphscope.tune.space import knobs_for
+
+SITES = [Site("add", i, "vec_add", (16384, 1, 1), (256, 1, 1), (64, 1, 1), max_threads=1024) for i in range(3)] + [
+    Site("relu", 0, "relu", (4096, 1, 1), (256, 1, 1), (16, 1, 1), max_threads=512),
+    Site("norm", 0, "layernorm", (64, 1, 1), (32, 1, 1), (2, 1, 1), max_threads=1024),
+]
+BEST = {"add": 128, "relu": 64, "norm": 32}
+
+
+def separable(config: LaunchConfig) -> tuple[float, bool]:
+    """A landscape where each knob has its own best block; cost grows with the distance (in octaves)."""
+    total = 1_000_000.0
+    for name, best in BEST.items():
+        block = config.blocks.get(name, (256 if name != "norm" else 32, 1, 1))[0]
+        total += 40_000 * abs(block.bit_length() - best.bit_length())
+    return total, True
+
+
+def test_knobs_group_sites_by_name_and_respect_kernel_limits():
+    knobs = {k.key: k for k in knobs_for(SITES)}
+    assert set(knobs) == {"add", "norm", "relu"} and len(knobs["add"].sites) == 3
+    assert knobs["relu"].candidates[-1] == (512, 1, 1) and knobs["add"].candidates[-1] == (1024, 1, 1)
+    (one,) = knobs_for(SITES, only="add#1")
+    assert [s.ordinal for s in one.sites] == [1]
+    with pytest.raises(BadInputError, match="no launch site named 'gelu'"):
+        knobs_for(SITES, only="gelu")
+    with pytest.raises(BadInputError, match="exceed"):
+        knobs_for(SITES, only="relu", blocks=[1024])
+
+
+def test_descent_finds_every_knobs_best_block():
+    result = tune(Path("w.py"), knobs_for(SITES), RecordedMeasurer(separable), "descent")
+    assert {k: v[0] for k, v in result.best.config.blocks.items()} == {"add": 128, "relu": 64}
+    assert result.adopt and "adopt" in result.conclusion()
+
+
+def test_brute_force_combines_per_knob_winners():
+    result = tune(Path("w.py"), knobs_for(SITES), RecordedMeasurer(separable), "brute")
+    assert result.best.config.blocks == {"add": (128, 1, 1), "relu": (64, 1, 1)}
+    assert result.trials[-1].knob is None  # the combined trial
+
+
+def test_a_faster_config_with_wrong_outputs_is_reported_not_adopted():
+    def landscape(config):
+        block = config.blocks.get("add", (256, 1, 1))[0]
+        return (500_000.0, False) if block == 64 else (1_000_000.0 - 1000 * (block == 128) * 100, True)
+
+    result = tune(Path("w.py"), knobs_for(SITES, only="add"), RecordedMeasurer(landscape), "brute")
+    wrong = [t for t in result.trials if t.block == (64, 1, 1)]
+    assert wrong and wrong[0].status == "mismatch"
+    assert result.best.config.blocks == {"add": (128, 1, 1)}
+
+
+def test_a_flat_landscape_is_called_no_significant_difference():
+    result = tune(
+        Path("w.py"), knobs_for(SITES, only="add"), RecordedMeasurer(lambda c: (1e6, True), noise=0.02), "descent"
+    )
+    assert not result.improved and result.best is result.baseline
+    assert result.conclusion().startswith("no significant difference")
+    assert result.confirmed_best is None
+
+
+def test_winners_are_confirmed_with_fresh_captures_and_the_in_place_penalty_is_shown():
+    measurer = RecordedMeasurer(separable, in_place_penalty=1.35)
+    result = tune(Path("w.py"), knobs_for(SITES, only="add"), measurer, "brute", reps=40)
+    assert result.confirmed_best.how == "fresh-capture" and result.confirmed_baseline.how == "fresh-capture"
+    assert 1.3 < result.in_place_penalty() < 1.4
+    summary = result.to_json()["summary"]
+    assert summary["best_fresh_ns"] < summary["best_in_place_ns"]
+
+
+def test_tuning_history_is_stored(tmp_path):
+    result = tune(tmp_path / "w.py", knobs_for(SITES), RecordedMeasurer(separable), "descent")
+    store = SessionStore(tmp_path / "s.sqlite")
+    tuning_id = store.record_tuning(result.to_json())
+    trials = store.trials(tuning_id)
+    assert len(trials) == len(result.trials) + 3  # + baseline and the two confirmations
+    assert {t["how"] for t in trials} == {"in-place", "fresh-capture"}
+    store.close()

@@ -1,0 +1,87 @@
+"""The workload context's bookkeeping (sites, overrides, grids), against a stand-in for CuPy."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from graphscope.core.launch_config import LaunchConfig
+
+
+class FakeKernel:
+    def __init__(self, name):
+        self.name = name
+        self.attributes = {"max_threads_per_block": 512, "num_regs": 24}
+        self.calls = []
+
+    def __call__(self, grid, block, args, shared_mem=0, stream=None):
+        self.calls.append((grid, block, stream))
+
+
+class FakeStream:
+    def __init__(self, non_blocking=False):
+        self.non_blocking = non_blocking
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.fixture
+def ctx(monkeypatch):
+    fake = types.ModuleType("cupy")
+    fake.cuda = types.SimpleNamespace(Stream=FakeStream)
+    fake.RawModule = lambda code, options: types.SimpleNamespace(get_function=FakeKernel)
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    from graphscope.workload.context import WorkloadContext
+
+    return WorkloadContext()
+
+
+def _step(ctx, kernel, n=3):
+    ctx.begin_step(record=True)
+    for _ in range(n):
+        ctx.launch(kernel, problem=16384, args=(1, 2), name="add")
+    ctx.launch(kernel, problem=(100, 30), block=(32, 8), name="tile")
+    ctx.end_step()
+
+
+def test_launches_are_recorded_as_numbered_sites_with_grids(ctx):
+    kernel = ctx.kernel("src", "vec_add")
+    assert (kernel.max_threads, kernel.registers) == (512, 24)
+    _step(ctx, kernel)
+    assert [s.key for s in ctx.sites] == ["add#0", "add#1", "add#2", "tile#0"]
+    assert ctx.sites[0].grid == (64, 1, 1) and ctx.sites[3].grid == (4, 4, 1)
+    assert kernel.raw.calls[0] == ((64, 1, 1), (256, 1, 1), ctx.stream)
+
+
+def test_overrides_by_name_and_by_site(ctx):
+    kernel = ctx.kernel("src", "vec_add")
+    _step(ctx, kernel)
+    ctx.config = LaunchConfig({"add": (128, 1, 1), "add#2": (64, 1, 1)})
+    kernel.raw.calls.clear()
+    ctx.begin_step()
+    for _ in range(3):
+        ctx.launch(kernel, problem=16384, name="add")
+    assert [c[:2] for c in kernel.raw.calls] == [
+        ((128, 1, 1), (128, 1, 1)),
+        ((128, 1, 1), (128, 1, 1)),
+        ((256, 1, 1), (64, 1, 1)),
+    ]
+
+
+def test_a_grid_rule_is_used_for_launches_and_retunes(ctx):
+    kernel = ctx.kernel("src", "rowsum")
+    ctx.begin_step(record=True)
+    ctx.launch(kernel, problem=1000, block=64, name="rows", grid=lambda problem, block: (problem[0] // block[0],))
+    (site,) = ctx.sites
+    assert site.grid == (15, 1, 1) and ctx.grid_of(site, (128, 1, 1)) == (7, 1, 1)
+
+
+def test_outputs_and_extra_streams(ctx):
+    side = ctx.new_stream()
+    assert side.non_blocking and side is not ctx.stream
