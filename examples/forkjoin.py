@@ -44,8 +44,9 @@ def setup(ctx):
         side.wait_event(fork)
         ctx.launch(scale, problem=N, block=256, args=(x, y1, np.float32(2.0), np.int32(N)), name="scale_a")
         ctx.launch(relu, problem=N, block=256, args=(y1, np.int32(N)), name="relu_a")
-        ctx.launch(scale, problem=N, block=128, args=(x, y2, np.float32(-1.0), np.int32(N)), name="scale_b",
-                   stream=side)
+        ctx.launch(
+            scale, problem=N, block=128, args=(x, y2, np.float32(-1.0), np.int32(N)), name="scale_b", stream=side
+        )
         ctx.launch(relu, problem=N, block=512, args=(y2, np.int32(N)), name="relu_b", stream=side)
         join = cp.cuda.Event(disable_timing=True)
         join.record(side)
