@@ -27,7 +27,8 @@ gs() { python3 -m graphscope "$@"; }
 } 2>&1 | tee "$WORK/environment.txt"
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  python3 -m pytest -m gpu tests/gpu -v -s -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
+  python3 -m pytest -m gpu tests/gpu -v -s -p no:cacheprovider ${PYTEST_K:+-k "$PYTEST_K"} 2>&1 \
+    | tee "$OUT/gpu_tests.log" | tail -40
 fi
 if [ "$what" = measure ] || [ "$what" = all ]; then
   exec > >(tee "$OUT/measure.log") 2>&1

@@ -56,6 +56,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", type=Path, metavar="JSON", help="a tuned launch config to run with")
     p.add_argument("--nsys", action="store_true", help="also profile each mode under Nsight Systems")
     p.add_argument("--nsys-dir", type=Path, metavar="DIR", help="where to write the traces")
+    p.add_argument("--cpu", type=int, metavar="N", help="pin the workload process to CPU core N (less noise)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_cmd_run)
 

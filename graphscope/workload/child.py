@@ -133,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graphscope.workload.child")
     parser.add_argument("--batch", nargs=2, type=Path, metavar=("REQUESTS", "RESPONSES"))
     args = parser.parse_args(argv)
+    pin = os.environ.get("GRAPHSCOPE_PIN_CPU")
+    if pin:
+        os.sched_setaffinity(0, {int(pin)})
     if args.batch:
         requests, responses = args.batch
         with open(requests) as source, open(responses, "w") as sink:

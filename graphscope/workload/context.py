@@ -44,10 +44,12 @@ class WorkloadContext:
         self._config = config or LaunchConfig()
         self.sites: list[Site] = []
         self.recording = False
-        self._ordinals: dict[str, int] = {}
+        self._ordinals: dict[str, int] = {}  # launches per name so far in this step (slow path only)
+        self._counted = 0
         self._outputs: dict[str, Any] = {}
         self.grid_rules: dict[str, Callable[[Dim, Dim], Sequence[int]]] = {}
-        self._plans: dict[tuple[Any, ...], tuple[Dim, Dim]] = {}
+        self._plans: list[tuple] = []  # per position in the step: kernel, name, problem, block, block, grid, config
+        self._position = 0
         self._modules: dict[tuple[str, tuple[str, ...]], Any] = {}
 
     @property
@@ -56,8 +58,7 @@ class WorkloadContext:
 
     @config.setter
     def config(self, config: LaunchConfig) -> None:
-        self._config = config
-        self._plans.clear()
+        self._config = config  # plans made under another config are redone at their next launch
 
     # -- for workloads -------------------------------------------------------------------------
 
@@ -83,52 +84,62 @@ class WorkloadContext:
         """Launch `kernel` over `problem` threads; returns the block size actually used.
 
         `name` identifies the launch site (default: the kernel's name); `grid`, if given, maps
-        (problem, block) to the grid instead of ceil(problem / block). After the first step a launch
-        costs one dictionary lookup more than calling the CuPy kernel directly.
+        (problem, block) to the grid instead of ceil(problem / block). After the first step the
+        launch's plan is looked up by its position in the step, so a launch costs a list index and
+        a few identity checks more than calling the CuPy kernel directly (about 0.4 us).
         """
-        name = name or kernel.name
-        ordinal = self._ordinals.get(name, 0)
-        self._ordinals[name] = ordinal + 1
-        key = (
-            name,
-            ordinal,
-            problem if isinstance(problem, int) else tuple(problem),
-            block if isinstance(block, int) else tuple(block),
-        )
-        plan = None if self.recording else self._plans.get(key)
-        if plan is None:
-            plan = self._plans[key] = self._plan(kernel, name, ordinal, problem, block, shared_mem, grid)
-        kernel.raw(
-            plan[1],
-            plan[0],
-            args if isinstance(args, tuple) else tuple(args),
-            shared_mem=shared_mem,
-            stream=stream or self.stream,
-        )
-        return plan[0]
+        position = self._position
+        self._position = position + 1
+        plans = self._plans
+        plan = plans[position] if position < len(plans) else None
+        if (
+            plan is None
+            or plan[0] is not kernel
+            or plan[1] != name
+            or plan[2] != problem
+            or plan[3] != block
+            or plan[6] is not self._config
+        ):
+            plan = self._plan(position, kernel, problem, block, name, shared_mem, grid)
+        kernel.raw(plan[5], plan[4], args, shared_mem=shared_mem, stream=stream or self.stream)
+        return plan[4]
 
     def _plan(
         self,
+        position: int,
         kernel: Kernel,
-        name: str,
-        ordinal: int,
         problem: int | Sequence[int],
         block: int | Sequence[int],
+        name: str | None,
         shared_mem: int,
         grid: Callable[[Dim, Dim], Sequence[int]] | None,
-    ) -> tuple[Dim, Dim]:
-        """The (block, grid) of a launch under the current config; records the site while recording."""
+    ) -> tuple:
+        """Work out (and remember) a launch's block and grid under the current config; record its site."""
+        site_name = name or kernel.name
+        if self._counted != position:  # fast-path launches since the last count: recount (rare)
+            self._ordinals.clear()
+            for earlier in self._plans[:position]:
+                earlier_name = earlier[1] or earlier[0].name
+                self._ordinals[earlier_name] = self._ordinals.get(earlier_name, 0) + 1
+        ordinal = self._ordinals.get(site_name, 0)
+        self._ordinals[site_name] = ordinal + 1
+        self._counted = position + 1
         size = as_dim(problem)
-        chosen = self.config.block_for(name, ordinal, as_dim(block))
+        chosen = self.config.block_for(site_name, ordinal, as_dim(block))
         blocks = as_dim(grid(size, chosen)) if grid is not None else grid_for(size, chosen)
         if self.recording:
             site = Site(
-                name, ordinal, kernel.name, size, chosen, blocks, shared_mem, kernel.max_threads, kernel.registers
+                site_name, ordinal, kernel.name, size, chosen, blocks, shared_mem, kernel.max_threads, kernel.registers
             )
             self.sites.append(site)
             if grid is not None:
                 self.grid_rules[site.key] = grid
-        return chosen, blocks
+        plan = (kernel, name, problem, block, chosen, blocks, self._config)
+        if position < len(self._plans):
+            self._plans[position] = plan
+        else:
+            self._plans.append(plan)
+        return plan
 
     def outputs(self, **arrays: Any) -> None:
         """Declare the arrays whose values must match between eager, graph and tuned runs."""
@@ -142,9 +153,12 @@ class WorkloadContext:
 
     def begin_step(self, record: bool = False) -> None:
         self._ordinals.clear()
+        self._counted = 0
+        self._position = 0
         self.recording = record
         if record:
             self.sites = []
+            self._plans.clear()
 
     def end_step(self) -> None:
         self.recording = False

@@ -24,7 +24,7 @@ CAPTURE_HINT = (
     "print of a GPU value, stream or device synchronize, memory allocation outside the pool, or work on "
     "a stream that was not forked from ctx.stream"
 )
-CAPTURE_MARKERS = ("StreamCapture", "capture", "Capture", "cudaErrorNotPermitted")
+CAPTURE_MARKERS = ("StreamCapture", "captur", "Captur", "cudaErrorNotPermitted")
 FAULT_MARKERS = (
     "IllegalAddress",
     "ILLEGAL_ADDRESS",

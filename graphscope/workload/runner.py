@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from graphscope.core.launch_config import LaunchConfig
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.workload.session import DEFAULT_TIMEOUT_S, WorkloadSession
@@ -110,16 +108,18 @@ def run_workload(
     nsys_dir: Path | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
+    cpu: int | None = None,
 ) -> RunReport:
     """Measure each mode in one child process (eager first, so graph outputs compare against eager ones).
 
     With `nsys`, each mode then runs again under Nsight Systems (fewer repetitions, NVTX-marked) and
-    the exports are attached to the report; the numbers above come from the unprofiled run.
+    the exports are attached to the report; the numbers above come from the unprofiled run. `cpu`
+    pins the child to one core (eager launch speed differs from core to core).
     """
     started = time.time()
     progress(0.0, f"loading {Path(path).name} in a child process")
     results: dict[str, ModeResult] = {}
-    with WorkloadSession(Path(path), config, timeout, cancel) as session:
+    with WorkloadSession(Path(path), config, timeout, cancel, cpu) as session:
         for i, mode in enumerate(m for m in MODES if m in modes):
             progress(0.1 + 0.6 * i / len(modes), f"measuring {mode}: {reps} repetitions after {warmup} warm-up")
             answer = session.request("measure", mode=mode, reps=reps, warmup=warmup)
@@ -148,7 +148,3 @@ def run_workload(
         )
     progress(1.0, "done")
     return report
-
-
-def median_ms(values: list[float]) -> float:
-    return float(np.median(values)) / 1e6

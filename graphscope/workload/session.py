@@ -25,6 +25,7 @@ from graphscope.core.progress import CancelToken
 from graphscope.workload.protocol import decode, describe_error, encode
 
 DEFAULT_TIMEOUT_S = 300.0
+PIN_ENV = "GRAPHSCOPE_PIN_CPU"  # the child pins itself to this core: launch speed differs between cores
 POLL_S = 0.05
 
 

@@ -85,3 +85,14 @@ def test_a_grid_rule_is_used_for_launches_and_retunes(ctx):
 def test_outputs_and_extra_streams(ctx):
     side = ctx.new_stream()
     assert side.non_blocking and side is not ctx.stream
+
+
+def test_a_step_that_changes_shape_midway_keeps_site_numbering(ctx):
+    kernel = ctx.kernel("src", "vec_add")
+    _step(ctx, kernel)
+    ctx.begin_step()
+    ctx.launch(kernel, problem=16384, name="add")
+    ctx.launch(kernel, problem=16384, name="add")
+    ctx.config = LaunchConfig({"add#2": (64, 1, 1)})  # forces the slow path at the third launch
+    used = ctx.launch(kernel, problem=16384, name="add")
+    assert used == (64, 1, 1)

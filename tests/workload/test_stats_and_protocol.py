@@ -46,4 +46,6 @@ def test_failures_are_named_from_the_exception():
     assert classify(CUDARuntimeError("cudaErrorStreamCaptureUnsupported"), capturing=True) == "capture_failed"
     assert classify(OutOfMemoryError("Out of memory allocating 8 GiB")) == "out_of_memory"
     assert classify(ValueError("shapes")) == "raised"
+    cupy_own_check = RuntimeError("the current stream is capturing, so D2H transfers are disallowed")
+    assert classify(cupy_own_check, capturing=True) == "capture_failed"
     assert "must not synchronise with the host" in describe_error("capture_failed", "x")
