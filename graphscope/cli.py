@@ -198,21 +198,20 @@ def _cmd_dag(args: argparse.Namespace) -> int:
 
 
 def _trace_dags(path: Path) -> list:
-    from graphscope.analysis.graphs import node_durations
+    from graphscope.analysis.graphs import node_activities
+    from graphscope.app.document import trace_dags
     from graphscope.core.errors import BadInputError
-    from graphscope.graph.from_trace import dags_from_trace
     from graphscope.trace import load_trace
 
     trace = load_trace(path)
-    nodes = node_durations(trace)
-    if not len(nodes):
+    dags = trace_dags(trace, node_activities(trace))
+    if not dags:
         mode = trace.info.graph_trace_mode or "no graph tracing"
         raise BadInputError(
             f"{path}: no graph node activity in this trace ({mode}); capture with "
             "`nsys profile --cuda-graph-trace=node` to see graph nodes"
         )
-    names = [trace.symbols.name(i) for i in range(len(trace.symbols))]
-    return dags_from_trace(nodes, names, trace.graph_nodes.node[trace.graph_nodes.original_node >= 0])
+    return dags
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:

@@ -8,11 +8,14 @@ from typing import Any
 
 import numpy as np
 
+from graphscope.analysis.graphs import node_durations
 from graphscope.analysis.kernel_stats import kernel_identity, kernel_stats
 from graphscope.analysis.summary import TraceAnalysis, analyze, summarize
 from graphscope.app.layout import TimelineLayout, build_layout
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.table import Table
+from graphscope.graph.from_trace import dags_from_trace
+from graphscope.graph.model import Dag
 from graphscope.trace import Trace, load_trace
 
 
@@ -23,6 +26,7 @@ class TraceDocument:
     summary: dict[str, Any]
     stats: Table  # per kernel identity, labelled by short name
     layout: TimelineLayout
+    dags: list[Dag]  # one per executed graph (node trace mode); edges unknown
     _identity: np.ndarray | None = None
 
     def kernels_of(self, identity: int) -> np.ndarray:
@@ -32,10 +36,24 @@ class TraceDocument:
         return np.flatnonzero(self._identity == identity)
 
 
+def nvtx_start(trace: Trace, prefix: str) -> int | None:
+    """Start of the first NVTX range whose text starts with `prefix` (None if there is none)."""
+    matching = [i for i in range(len(trace.symbols)) if trace.symbols.name(i).startswith(prefix)]
+    rows = np.flatnonzero(np.isin(trace.nvtx.text, matching)) if matching else []
+    return int(trace.nvtx.start[rows[0]]) if len(rows) else None
+
+
 def open_document(
-    path: str | os.PathLike[str], progress: ProgressCallback = no_progress, cancel: CancelToken | None = None
+    path: str | os.PathLike[str],
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    align_to: str | None = None,
 ) -> TraceDocument:
-    """Load, analyse and lay out a trace; progress runs 0..1 across all of it."""
+    """Load, analyse and lay out a trace; progress runs 0..1 across all of it.
+
+    With `align_to`, time 0 is the start of the first NVTX range whose text starts with it (two
+    runs' timelines line up at their first measured repetition); otherwise the start of the trace.
+    """
     trace = load_trace(path, lambda f, m: progress(0.75 * f, m), cancel)
     progress(0.8, "analysing launches")
     analysis = analyze(trace)
@@ -44,6 +62,17 @@ def open_document(
     summary = summarize(trace, analysis=analysis)
     stats = kernel_stats(trace)
     progress(0.9, "laying out lanes")
-    layout = build_layout(trace, analysis.graphs)
+    origin = nvtx_start(trace, align_to) if align_to else None
+    layout = build_layout(trace, analysis.graphs, origin)
+    dags = trace_dags(trace, analysis.nodes)
     progress(1.0, "ready")
-    return TraceDocument(trace, analysis, summary, stats, layout)
+    return TraceDocument(trace, analysis, summary, stats, layout, dags)
+
+
+def trace_dags(trace: Trace, nodes: Table) -> list[Dag]:
+    """The DAGs a node-mode trace shows (nodes and durations; edges unknown)."""
+    durations = node_durations(trace, nodes)
+    if not len(durations):
+        return []
+    names = [trace.symbols.name(i) for i in range(len(trace.symbols))]
+    return dags_from_trace(durations, names, trace.graph_nodes.node[trace.graph_nodes.original_node >= 0])

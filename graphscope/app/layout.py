@@ -126,9 +126,12 @@ def _color_by_name(names: np.ndarray, colors: range) -> np.ndarray:
     return (colors.start + (names.astype(np.int64) * 2654435761 % 2**32) % len(colors)).astype(np.int16)
 
 
-def build_layout(trace: Trace, graphs: GraphLaunches) -> TimelineLayout:
-    """Lanes for every thread with CUDA calls or NVTX ranges and every GPU stream with work."""
-    origin = trace.span()[0]
+def build_layout(trace: Trace, graphs: GraphLaunches, origin: int | None = None) -> TimelineLayout:
+    """Lanes for every thread with CUDA calls or NVTX ranges and every GPU stream with work.
+
+    x = 0 is `origin` (trace time, ns): the start of the trace unless given.
+    """
+    origin = trace.span()[0] if origin is None else origin
     lanes: list[Lane] = []
     symbols = trace.symbols
     for process in range(len(trace.processes)):

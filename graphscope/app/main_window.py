@@ -8,6 +8,7 @@ import numpy as np
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QComboBox,
     QDockWidget,
     QFileDialog,
     QLabel,
@@ -16,20 +17,27 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QTabWidget,
+    QVBoxLayout,
     QWidget,
 )
 
 from graphscope import __version__
+from graphscope.app.compare import CompareWindow
+from graphscope.app.dag_view import DagView
 from graphscope.app.describe import describe
 from graphscope.app.document import TraceDocument, open_document
 from graphscope.app.lanes_panel import LanesPanel
-from graphscope.app.layout import KERNEL
+from graphscope.app.layout import KERNEL, MEMCPY, MEMSET, SOURCES
 from graphscope.app.panels import DetailsPanel, HistogramPanel, SummaryPanel
+from graphscope.app.run_panel import RunPanel
 from graphscope.app.stats_panel import StatsPanel
 from graphscope.app.timeline import TimelineView
+from graphscope.app.tune_panel import TunePanel
 from graphscope.app.workers import Task, start
+from graphscope.graph.model import Dag
 
 MAX_RECENT = 10
+STATE_VERSION = 2  # bump when docks change, so an older saved layout is not applied
 EXPORT_FILTER = "Nsight Systems exports (*.sqlite *.nsys-rep);;All files (*)"
 SHORTCUTS = (
     "W / S: zoom in / out · A / D: pan · F: fit all · Z: zoom to selection · G: idle gaps · "
@@ -56,6 +64,12 @@ class MainWindow(QMainWindow):
         self.stats = StatsPanel()
         self.histograms = HistogramPanel()
         self.lanes = LanesPanel()
+        self.dag_view = DagView()
+        self.dag_choice = QComboBox()
+        self.dag_source: str = "trace"  # where the shown DAG came from: "trace" or "live"
+        self.run_panel = RunPanel()
+        self.tune_panel = TunePanel()
+        self.compare_windows: list[CompareWindow] = []
         self._docks()
         self._menus()
         self._status()
@@ -63,6 +77,10 @@ class MainWindow(QMainWindow):
         self.stats.identities_chosen.connect(self._on_identities)
         self.lanes.lane_toggled.connect(self.timeline.set_lane_hidden)
         self.lanes.group_collapsed.connect(self.timeline.set_group_collapsed)
+        self.dag_view.node_selected.connect(self._on_dag_nodes)
+        self.dag_choice.currentIndexChanged.connect(self._on_dag_choice)
+        self.run_panel.traces_ready.connect(self.open_comparison)
+        self.tune_panel.dag_ready.connect(self.show_live_dag)
         self._restore()
 
     # -- construction -------------------------------------------------------------------------
@@ -82,10 +100,21 @@ class MainWindow(QMainWindow):
         self.side_tabs = right
         inspector = self._dock("Inspector", right, Qt.DockWidgetArea.RightDockWidgetArea)
         kernels = self._dock("Kernels", self.stats, Qt.DockWidgetArea.BottomDockWidgetArea)
+        graph = QWidget()
+        graph_layout = QVBoxLayout(graph)
+        graph_layout.setContentsMargins(0, 0, 0, 0)
+        graph_layout.addWidget(self.dag_choice)
+        graph_layout.addWidget(self.dag_view, 1)
+        self.graph_dock = self._dock("Graph", graph, Qt.DockWidgetArea.BottomDockWidgetArea)
+        run = self._dock("Run", self.run_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
+        tune = self._dock("Tune", self.tune_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
+        for dock in (self.graph_dock, run, tune):
+            self.tabifyDockWidget(kernels, dock)
+        kernels.raise_()
         lanes = self._dock("Lanes", self.lanes, Qt.DockWidgetArea.LeftDockWidgetArea)
         lanes.hide()
         self.resizeDocks([inspector], [380], Qt.Orientation.Horizontal)
-        self.resizeDocks([kernels], [190], Qt.Orientation.Vertical)
+        self.resizeDocks([kernels], [260], Qt.Orientation.Vertical)
 
     def _action(self, menu, text: str, slot, shortcut: str | QKeySequence | None = None, checkable=False) -> QAction:
         action = QAction(text, self)
@@ -143,12 +172,13 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         state = self.settings.value("window_state")
         if state is not None:
-            self.restoreState(state)
+            self.restoreState(state, STATE_VERSION)
 
     def closeEvent(self, event) -> None:
         self.cancel_loading()
+        self.tune_panel.close_session()
         self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("window_state", self.saveState())
+        self.settings.setValue("window_state", self.saveState(STATE_VERSION))
         super().closeEvent(event)
 
     # -- opening files ------------------------------------------------------------------------
@@ -196,6 +226,7 @@ class MainWindow(QMainWindow):
         self.stats.set_stats(document.stats, document.trace.symbols)
         self.histograms.show_document(document)
         self.lanes.set_layout(document.layout, self.timeline.hidden, self.timeline.collapsed)
+        self._show_trace_dags(document)
         self.details.show_fields("Nothing selected", [("verdict", document.summary["launch"]["verdict"])])
         self._remember(path)
         self._set_busy(
@@ -251,6 +282,61 @@ class MainWindow(QMainWindow):
         title, fields = describe(self.document, source, row)
         self.details.show_fields(title, fields)
         self.side_tabs.setCurrentWidget(self.details)
+        if source in (KERNEL, MEMCPY, MEMSET):  # a graph node's work: show it in the DAG too
+            node = int(getattr(self.document.trace, SOURCES[source]).graph_node[row])
+            if node >= 0:
+                self.dag_view.select_nodes([node & 0xFFFFFFFF])
+
+    # -- the graph view ----------------------------------------------------------------------------
+
+    def _show_trace_dags(self, document: TraceDocument) -> None:
+        self.dag_choice.blockSignals(True)
+        self.dag_choice.clear()
+        for dag in document.dags:
+            self.dag_choice.addItem(f"graph {dag.graph_id} from the trace: {len(dag.nodes)} nodes (edges unknown)")
+        self.dag_choice.blockSignals(False)
+        if document.dags:
+            self.dag_source = "trace"
+            self.dag_view.show_dag(document.dags[0])
+
+    def _on_dag_choice(self, index: int) -> None:
+        if self.document is not None and 0 <= index < len(self.document.dags):
+            self.dag_source = "trace"
+            self.dag_view.show_dag(self.document.dags[index])
+
+    def show_live_dag(self, dag: Dag) -> None:
+        """A DAG captured live by the Tune panel (with edges and launch sites)."""
+        self.dag_source = "live"
+        self.dag_choice.blockSignals(True)
+        self.dag_choice.clear()
+        self.dag_choice.addItem(f"live capture: {len(dag.nodes)} nodes, {len(dag.edges)} edges")
+        self.dag_choice.blockSignals(False)
+        self.dag_view.show_dag(dag)
+        self.graph_dock.raise_()
+
+    def _on_dag_nodes(self, indices: list[int]) -> None:
+        """Light up the selected nodes' work in the timeline (matched by node index within the graph)."""
+        if self.dag_source == "live":
+            self.tune_panel.select_nodes(indices)
+        if self.document is None or not indices:
+            return
+        dag = self.dag_view.dag
+        for source in (KERNEL, MEMCPY, MEMSET):
+            table = getattr(self.document.trace, SOURCES[source])
+            nodes = table.graph_node
+            mine = (nodes >= 0) & np.isin(nodes & 0xFFFFFFFF, indices)
+            if self.dag_source == "trace" and dag is not None and dag.graph_id is not None:
+                mine &= (nodes >> 32) == dag.graph_id
+            rows = np.flatnonzero(mine)
+            if len(rows):
+                self.timeline.highlight_rows(source, rows)
+                return
+
+    def open_comparison(self, traces: dict) -> None:
+        """Open eager and graph traces one above the other on one time axis."""
+        window = CompareWindow(traces)
+        self.compare_windows.append(window)
+        window.show()
 
     def _on_identities(self, identities: np.ndarray) -> None:
         if self.document is None:

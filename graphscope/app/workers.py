@@ -23,10 +23,11 @@ class TaskSignals(QObject):
 class Task(QRunnable):
     """Runs `work(*args, progress=..., cancel=...)` on a pool thread; results come back as signals."""
 
-    def __init__(self, work: Callable[..., Any], *args: Any) -> None:
+    def __init__(self, work: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         super().__init__()
         self.work = work
         self.args = args
+        self.kwargs = kwargs
         self.token = CancelToken()
         self.signals = TaskSignals()
         self.setAutoDelete(False)
@@ -36,7 +37,7 @@ class Task(QRunnable):
 
     def run(self) -> None:
         try:
-            result = self.work(*self.args, progress=self.signals.progressed.emit, cancel=self.token)
+            result = self.work(*self.args, **self.kwargs, progress=self.signals.progressed.emit, cancel=self.token)
         except Cancelled:
             self.signals.cancelled.emit()
         except GraphscopeError as exc:

@@ -20,11 +20,11 @@ def _run(tmp_path, *args):
 
 def test_screenshot_of_a_loaded_trace(tmp_path):
     png = tmp_path / "shot.png"
-    result = _run(tmp_path, str(FORKJOIN), "--screenshot", str(png), "--size", "900x600", "--select", "graph:0")
+    result = _run(tmp_path, str(FORKJOIN), "--screenshot", str(png), "--size", "1200x800", "--select", "graph:0")
     assert result.returncode == 0, result.stderr
     image = QImage(str(png))
-    assert (image.width(), image.height()) == (900, 600)
-    colours = {image.pixel(x, y) for x in range(0, 900, 15) for y in range(0, 600, 15)}
+    assert (image.width(), image.height()) == (1200, 800)
+    colours = {image.pixel(x, y) for x in range(0, 1200, 15) for y in range(0, 800, 15)}
     assert len(colours) > 8  # lanes were drawn, not a blank window
 
 

@@ -1,0 +1,186 @@
+"""The DAG view: a layered left-to-right drawing of a CUDA graph, nodes coloured by their share of time.
+
+Chains of four or more identical nodes are folded into one box ("x1000"), so the seeds' 1000-node
+graph stays a handful of items. Wheel zooms, drag pans; clicking a node emits `node_selected`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen, QPolygonF, QWheelEvent
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView
+
+from graphscope.graph.model import Dag, DagNode
+
+BOX_W, BOX_H, GAP_X, GAP_Y = 150.0, 46.0, 60.0, 22.0
+FOLD_AT = 4
+TYPE_COLORS = {"kernel": (66, 133, 244), "memcpy": (15, 157, 88), "memset": (0, 150, 136)}
+
+
+def fold(dag: Dag) -> tuple[list[list[int]], dict[int, int]]:
+    """Groups of node positions (in `dag.nodes`) drawn as one box, and position -> group.
+
+    A run of FOLD_AT or more identical nodes along a chain (or, without edges, in capture order) is
+    one group; every other node is a group of its own.
+    """
+    chains = dag.chains() if dag.edges_known else [list(range(len(dag.nodes)))]
+    groups: list[list[int]] = []
+    for chain in chains:
+        start = 0
+        while start < len(chain):
+            end = start
+            while end + 1 < len(chain) and _same(dag.nodes[chain[start]], dag.nodes[chain[end + 1]]):
+                end += 1
+            run = chain[start : end + 1]
+            groups.extend([run] if len(run) >= FOLD_AT else [[member] for member in run])
+            start = end + 1
+    return groups, {member: g for g, members in enumerate(groups) for member in members}
+
+
+def _same(a: DagNode, b: DagNode) -> bool:
+    return (a.type, a.name, a.grid, a.block, a.stream) == (b.type, b.name, b.grid, b.block, b.stream)
+
+
+def heat(share: float) -> QColor:
+    """White to deep red by share of graph time."""
+    share = float(np.clip(share, 0.0, 1.0)) ** 0.5
+    return QColor(255, int(245 - 200 * share), int(235 - 215 * share))
+
+
+class NodeItem(QGraphicsRectItem):
+    def __init__(self, group: int, members: list[DagNode], share: float, rect: QRectF) -> None:
+        super().__init__(rect)
+        self.group, self.members = group, members
+        node = members[0]
+        self.setBrush(QBrush(heat(share) if node.duration_ns is not None else QColor(245, 247, 250)))
+        rgb = TYPE_COLORS.get(node.type, (150, 150, 150))
+        pen = QPen(QColor(*rgb), 2.0)
+        self.setPen(pen)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.setToolTip(f"{node.type} {node.name}" + (f" ({node.site})" if node.site else ""))
+        self.title = node.name if len(members) == 1 else f"{node.name} x{len(members)}"
+        self.duration = f"{node.duration_ns / 1e3:.1f} us" if node.duration_ns is not None else ""
+        if node.block:
+            self.subtitle = f"block {node.block[0]} · grid {node.grid[0]}"
+        else:
+            self.subtitle = node.type if node.type != "kernel" else ""
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setPen(QPen(QColor(255, 200, 0), 4) if self.isSelected() else self.pen())
+        painter.setBrush(self.brush())
+        painter.drawRoundedRect(self.rect(), 6, 6)
+        painter.setPen(QColor(30, 30, 30))
+        font = QFont(painter.font())
+        font.setPointSizeF(8.5)
+        painter.setFont(font)
+        top = self.rect().adjusted(6, 4, -6, -BOX_H / 2)
+        painter.drawText(top, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), self.title[:18])
+        painter.drawText(top, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), self.duration)
+        painter.setPen(QColor(90, 90, 90))
+        bottom = self.rect().adjusted(6, BOX_H / 2 - 2, -6, -4)
+        painter.drawText(bottom, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), self.subtitle)
+
+
+class DagView(QGraphicsView):
+    """Draws a Dag; `node_selected(list of node indices)` when the user picks a box (a fold picks all)."""
+
+    node_selected = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setScene(QGraphicsScene(self))
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.dag: Dag | None = None
+        self.items_by_group: list[NodeItem] = []
+        self.group_of: dict[int, int] = {}
+        self.scene().selectionChanged.connect(self._on_selection)
+
+    def show_dag(self, dag: Dag) -> None:
+        self.scene().clear()
+        self.dag = dag
+        groups, self.group_of = fold(dag)
+        total = sum(n.duration_ns * max(n.launches, 1) for n in dag.nodes if n.duration_ns) or 0.0
+        position = self._positions(dag, groups)
+        self.items_by_group = []
+        for g, members in enumerate(groups):
+            nodes = [dag.nodes[i] for i in members]
+            time = sum((n.duration_ns or 0) * max(n.launches, 1) for n in nodes)
+            x, y = position[g]
+            item = NodeItem(g, nodes, time / total if total else 0.0, QRectF(x, y, BOX_W, BOX_H))
+            self.scene().addItem(item)
+            self.items_by_group.append(item)
+        self._edges(dag)
+        if not dag.edges_known:
+            note = self.scene().addText("edges unknown: a trace does not record dependencies (capture live for them)")
+            note.setPos(0, -40)
+        self.fit()
+
+    def _positions(self, dag: Dag, groups: list[list[int]]) -> dict[int, tuple[float, float]]:
+        """Column = longest-path layer of the group's first node; rows in order within a column.
+
+        Without edges (a trace), nodes run left to right in capture order, one row per stream."""
+        if dag.edges_known:
+            layers = dag.layers()
+            columns: dict[int, list[int]] = {}
+            for g, members in enumerate(groups):
+                columns.setdefault(layers[members[0]], []).append(g)
+            order = sorted(columns)
+            rank = {layer: i for i, layer in enumerate(order)}
+            return {
+                g: (rank[layer] * (BOX_W + GAP_X), row * (BOX_H + GAP_Y))
+                for layer, gs in columns.items()
+                for row, g in enumerate(gs)
+            }
+        streams = sorted({dag.nodes[m[0]].stream or 0 for m in groups})
+        return {
+            g: (g * (BOX_W + GAP_X) * 0.6, streams.index(dag.nodes[m[0]].stream or 0) * (BOX_H + GAP_Y))
+            for g, m in enumerate(groups)
+        }
+
+    def _edges(self, dag: Dag) -> None:
+        pen = QPen(QColor(120, 120, 130), 1.4)
+        seen = set()
+        for a, b in dag.edges:
+            ga, gb = self.group_of[a], self.group_of[b]
+            if ga == gb or (ga, gb) in seen:
+                continue
+            seen.add((ga, gb))
+            start = self.items_by_group[ga].rect()
+            end = self.items_by_group[gb].rect()
+            p0 = QPointF(start.right(), start.center().y())
+            p1 = QPointF(end.left(), end.center().y())
+            path = QPainterPath(p0)
+            path.cubicTo(QPointF(p0.x() + GAP_X / 2, p0.y()), QPointF(p1.x() - GAP_X / 2, p1.y()), p1)
+            item = QGraphicsPathItem(path)
+            item.setPen(pen)
+            item.setZValue(-1)
+            self.scene().addItem(item)
+            head = QPolygonF([p1, QPointF(p1.x() - 9, p1.y() - 4.5), QPointF(p1.x() - 9, p1.y() + 4.5)])
+            self.scene().addPolygon(head, pen, QBrush(QColor(120, 120, 130))).setZValue(-1)
+
+    def fit(self) -> None:
+        self.fitInView(self.scene().itemsBoundingRect().adjusted(-20, -50, 20, 20), Qt.AspectRatioMode.KeepAspectRatio)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        factor = 1.2 if event.angleDelta().y() > 0 else 1 / 1.2
+        self.scale(factor, factor)
+
+    def select_nodes(self, indices: list[int]) -> None:
+        """Select the boxes that hold these node indices (from the timeline, say) and show them."""
+        self.scene().blockSignals(True)
+        self.scene().clearSelection()
+        position = {node.index: p for p, node in enumerate(self.dag.nodes)} if self.dag else {}
+        for index in indices:
+            group = self.group_of.get(position.get(index, -1))
+            if group is not None:
+                self.items_by_group[group].setSelected(True)
+                self.ensureVisible(self.items_by_group[group])
+        self.scene().blockSignals(False)
+        self.viewport().update()
+
+    def _on_selection(self) -> None:
+        picked = [i for i in self.scene().selectedItems() if isinstance(i, NodeItem)]
+        self.node_selected.emit([n.index for item in picked for n in item.members])

@@ -1,0 +1,193 @@
+"""The Run panel: run a workload eagerly and as a graph, see the honest comparison, open both traces."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from graphscope.app.workers import Task, start
+from graphscope.core.errors import WorkloadError
+from graphscope.core.progress import CancelToken, ProgressCallback
+from graphscope.core.units import format_ns
+from graphscope.store.session_db import SessionStore
+from graphscope.workload.runner import MODES, run_workload
+
+COLUMNS = ("mode", "end to end (median, 95%)", "GPU span", "CPU submit", "capture + instantiate", "outputs")
+
+
+def run_and_record(
+    path: Path,
+    modes: tuple[str, ...],
+    reps: int,
+    warmup: int,
+    nsys: bool,
+    store_path: Path | None,
+    progress: ProgressCallback,
+    cancel: CancelToken,
+) -> dict[str, Any]:
+    """Run in a workload child and store the result (or the failure) in the session database."""
+    store = SessionStore(store_path)
+    started = time.time()
+    try:
+        report = run_workload(path, modes, reps, warmup, nsys=nsys, progress=progress, cancel=cancel)
+    except WorkloadError as exc:
+        store.record_failure(path, exc.kind, exc.message, {"started": started, "modes": modes, "reps": reps})
+        raise
+    finally:
+        store.close()
+    data = report.to_json()
+    store = SessionStore(store_path)
+    data["run_id"] = store.record_run(data)
+    store.close()
+    return data
+
+
+class RunPanel(QWidget):
+    traces_ready = Signal(object)  # {mode: sqlite path}
+
+    def __init__(self, store_path: Path | None = None) -> None:
+        super().__init__()
+        self.store_path = store_path
+        self.task: Task | None = None
+        self.result: dict[str, Any] | None = None
+        self.path = QLineEdit()
+        self.path.setPlaceholderText("a workload file (see README: Workload format)")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        self.mode = QComboBox()
+        self.mode.addItems(["both", "eager", "graph"])
+        self.reps, self.warmup = QSpinBox(), QSpinBox()
+        self.reps.setRange(2, 10_000)
+        self.reps.setValue(30)
+        self.warmup.setRange(0, 1000)
+        self.warmup.setValue(5)
+        self.nsys = QCheckBox("also profile under Nsight Systems (traces open side by side)")
+        self.run_button, self.cancel_button = QPushButton("Run"), QPushButton("Cancel")
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.status = QLabel("choose a workload and press Run")
+        self.status.setWordWrap(True)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().hide()
+        self.verdict = QLabel()
+        self.verdict.setWordWrap(True)
+        self.open_traces = QPushButton("Open the traces side by side")
+        self.open_traces.setEnabled(False)
+        self.open_traces.clicked.connect(lambda: self.traces_ready.emit(self._trace_paths()))
+
+        row = QHBoxLayout()
+        row.addWidget(self.path, 1)
+        row.addWidget(browse)
+        form = QFormLayout()
+        form.addRow("workload", row)
+        form.addRow("mode", self.mode)
+        form.addRow("repetitions", self.reps)
+        form.addRow("warm-up steps", self.warmup)
+        form.addRow("", self.nsys)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.progress, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.status)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.verdict)
+        layout.addWidget(self.open_traces)
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a workload", "", "Python workloads (*.py)")
+        if path:
+            self.path.setText(path)
+
+    def run(self) -> None:
+        path = Path(self.path.text().strip())
+        if not path.is_file():
+            self._error(f"{path}: no such workload file")
+            return
+        modes = MODES if self.mode.currentText() == "both" else (self.mode.currentText(),)
+        self.task = Task(
+            run_and_record, path, modes, self.reps.value(), self.warmup.value(), self.nsys.isChecked(), self.store_path
+        )
+        self.task.signals.progressed.connect(self._progress)
+        self.task.signals.finished.connect(self._done)
+        self.task.signals.failed.connect(self._error)
+        self.task.signals.cancelled.connect(lambda: self._finish("cancelled; the workload process was stopped"))
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.status.setStyleSheet("")
+        self.status.setText(f"running {path.name} in a child process…")
+        start(self.task)
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def _progress(self, fraction: float, message: str) -> None:
+        self.progress.setValue(int(fraction * 1000))
+        self.status.setText(message)
+
+    def _finish(self, message: str) -> None:
+        self.task = None
+        self.run_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.status.setText(message)
+
+    def _error(self, message: str) -> None:
+        self._finish(message)
+        self.status.setStyleSheet("color: #b3261e; font-weight: bold")
+
+    def _done(self, result: dict[str, Any]) -> None:
+        self.result = result
+        self._finish(f"stored as run {result['run_id']}")
+        self.table.setRowCount(0)
+        for mode, data in result["modes"].items():
+            stats, capture = data["stats"], data.get("capture") or {}
+            wall = stats["wall_ns"]
+            outputs = data["outputs"]
+            cells = (
+                mode,
+                f"{format_ns(wall['median'])} [{format_ns(wall['ci_low'])}-{format_ns(wall['ci_high'])}]",
+                format_ns(stats["gpu_ns"]["median"]),
+                format_ns(stats["submit_ns"]["median"]),
+                format_ns(capture["capture_ns"] + capture["instantiate_ns"]) if capture else "-",
+                "reference"
+                if mode == "eager"
+                else ("match" if outputs.get("match") else outputs.get("note", "DIFFER")),
+            )
+            row = self.table.rowCount()
+            self.table.insertRow(row)
+            for column, text in enumerate(cells):
+                self.table.setItem(row, column, QTableWidgetItem(text))
+        self.table.resizeColumnsToContents()
+        self.verdict.setText(f"<b>{result['verdict']}</b>")
+        self.open_traces.setEnabled(bool(result.get("traces")))
+        if result.get("traces"):
+            self.traces_ready.emit(self._trace_paths())
+
+    def _trace_paths(self) -> dict[str, Path]:
+        return {mode: Path(files["sqlite"]) for mode, files in (self.result or {}).get("traces", {}).items()}
