@@ -82,6 +82,15 @@ def main() -> None:
         cost = live.apply(changes)["apply_ns"]
         results[f"same values set on {k} nodes"] = replay_ms(graph)
         results[f"apply cost {k} nodes (ms)"] = cost / 1e6
+    for k in (1, 10, 100):  # changed dimensions on k nodes: is the penalty per node or per graph?
+        graph = capture()
+        live = LiveGraph(graph, sites)
+        live.apply({i: ((128, 1, 1), (128, 1, 1)) for i in range(0, LAUNCHES, LAUNCHES // k)[:k]})
+        results[f"block 128 on {k} nodes (in place)"] = replay_ms(graph)
+    graph = capture()
+    live = LiveGraph(graph, sites)
+    live.apply({0: ((256, 1, 1), (65, 1, 1))})
+    results["grid 65 instead of 64 on 1 node, same block"] = replay_ms(graph)
     graph = capture()
     live = LiveGraph(graph, sites)
     live.apply({i: ((128, 1, 1), (128, 1, 1)) for i in range(LAUNCHES)})

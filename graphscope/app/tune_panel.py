@@ -27,7 +27,7 @@ from graphscope.core.units import format_ns
 from graphscope.graph.model import Dag, DagNode
 from graphscope.store.session_db import SessionStore
 from graphscope.tune.measure import LiveMeasurer, Trial
-from graphscope.tune.session import tune
+from graphscope.tune.session import detour_config, tune
 from graphscope.tune.space import Knob, knobs_for
 from graphscope.workload.session import WorkloadSession
 from graphscope.workload.stats import speedup
@@ -132,7 +132,9 @@ class TunePanel(QWidget):
             session = self.session_factory(path)
             measurer = LiveMeasurer(session)
             dag = Dag.from_json(session.request("dag"))
-            baseline = measurer.baseline(LaunchConfig(workload=path.name), REPS)
+            start = LaunchConfig(workload=path.name)
+            sites = [Site.from_json(s) for s in session.info["sites"]]
+            baseline = measurer.baseline(start, REPS, detour_config(knobs_for(sites), start) if sites else None)
             return session, dag, baseline
 
         self._run(work, self._loaded, f"loading {path.name}, capturing its graph, measuring the baseline…")

@@ -109,6 +109,16 @@ def _median_apply(trials: list[Trial]) -> float | None:
     return float(costs[len(costs) // 2]) if costs else None
 
 
+def detour_config(knobs: list[Knob], config: LaunchConfig) -> LaunchConfig:
+    """Every knob moved to another of its candidates (to put the baseline under the in-place penalty)."""
+    detour = config
+    for knob in knobs:
+        other = next((c for c in knob.candidates if c != knob.current(config)), None)
+        if other is not None:
+            detour = detour.with_block(knob.key, other)
+    return detour
+
+
 def tune(
     workload: Path,
     knobs: list[Knob],
@@ -124,7 +134,8 @@ def tune(
     started = time.time()
     baseline_config = start or LaunchConfig(workload=workload.name)
     progress(0.0, "measuring the baseline")
-    probe = measurer.baseline(baseline_config, reps or 30)
+    detour = detour_config(knobs, baseline_config)
+    probe = measurer.baseline(baseline_config, reps or 30, detour)
     chosen = reps or min(max(repetitions_needed(probe.samples, PRECISION), 30), MAX_REPS)
     baseline = measurer.baseline(baseline_config, chosen) if chosen != len(probe.samples) else probe
     total = sum(len(k.candidates) for k in knobs) or 1

@@ -60,6 +60,7 @@ class WorkloadSession:
         config: LaunchConfig | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
         cancel: CancelToken | None = None,
+        cpu: int | None = None,
     ) -> None:
         self.path = Path(path).resolve()
         self.timeout = timeout
@@ -72,7 +73,7 @@ class WorkloadSession:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=child_environment(),
+            env=child_environment({PIN_ENV: str(cpu)} if cpu is not None else None),
             start_new_session=True,
         )
         threading.Thread(target=self._read_responses, daemon=True).start()
