@@ -56,7 +56,8 @@ def test_launches_are_recorded_as_numbered_sites_with_grids(ctx):
     _step(ctx, kernel)
     assert [s.key for s in ctx.sites] == ["add#0", "add#1", "add#2", "tile#0"]
     assert ctx.sites[0].grid == (64, 1, 1) and ctx.sites[3].grid == (4, 4, 1)
-    assert kernel.raw.calls[0] == ((64, 1, 1), (256, 1, 1), ctx.stream)
+    assert kernel.raw.calls[0] == ((64,), (256,), ctx.stream)
+    assert kernel.raw.calls[-1][:2] == ((4, 4), (32, 8))
 
 
 def test_overrides_by_name_and_by_site(ctx):
