@@ -15,6 +15,7 @@ from graphscope.tune.strategies import STRATEGIES
 from graphscope.workload.stats import repetitions_needed, speedup
 
 PRECISION = 0.01  # repetitions are chosen so the median's interval is within +-1%
+MIN_GAIN = 0.01  # a confirmed gain below 1% is real but not worth changing the launch configuration for
 MAX_REPS = 200
 
 
@@ -54,6 +55,11 @@ class TuningResult:
             )
         if fresh.value < 1:
             return f"in place it looked faster, but freshly captured it is slower ({fresh.value:.3f}x): not adopted"
+        if fresh.value < 1 + MIN_GAIN:
+            return (
+                f"a real but negligible gain: {fresh.value:.3f}x with fresh captures (interval {fresh.low:.3f}-"
+                f"{fresh.high:.3f}, under {MIN_GAIN:.0%}): keep the current block sizes"
+            )
         return (
             f"adopt: {fresh.value:.3f}x faster with fresh captures (interval {fresh.low:.3f}-{fresh.high:.3f}), "
             f"{in_place.value:.3f}x in place"

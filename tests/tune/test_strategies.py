@@ -90,3 +90,12 @@ def test_tuning_history_is_stored(tmp_path):
     assert len(trials) == len(result.trials) + 3  # + baseline and the two confirmations
     assert {t["how"] for t in trials} == {"in-place", "fresh-capture"}
     store.close()
+
+
+def test_a_significant_but_tiny_gain_is_not_adopted():
+    def tiny(config):
+        return (1_000_000.0 - 3000.0 * (config.blocks.get("add", (256, 1, 1))[0] == 128), True)
+
+    result = tune(Path("w.py"), knobs_for(SITES, only="add"), RecordedMeasurer(tiny, noise=0.0005), "brute", reps=200)
+    assert result.improved and not result.adopt
+    assert "negligible" in result.conclusion()
