@@ -37,9 +37,11 @@ def main() -> None:
     c = cp.empty_like(a)
     stream = cp.cuda.Stream(non_blocking=True)
 
+    n32 = np.int32(n)
+
     def step() -> None:
         for _ in range(1000):
-            kernel((64,), (256,), (a, b, c, np.int32(n)), stream=stream)
+            kernel((64,), (256,), (a, b, c, n32), stream=stream)
 
     step()
     stream.synchronize()

@@ -61,6 +61,8 @@ class WorkloadContext:
         self._plans: list[tuple] = []
         self._position = [0]
         self._config_cell = [config]
+        self._recording_cell = [False]
+        self._direct_cells: list[list[Any]] = []  # launchers' direct paths, reset when the config changes
         self.launch = self._launcher()
         self._modules: dict[tuple[str, tuple[str, ...]], Any] = {}
 
@@ -71,6 +73,8 @@ class WorkloadContext:
     @config.setter
     def config(self, config: LaunchConfig) -> None:
         self._config_cell[0] = config  # plans made under another config are redone at their next launch
+        for cell in self._direct_cells:
+            cell[0] = None
 
     # -- for workloads -------------------------------------------------------------------------
 
@@ -125,6 +129,47 @@ class WorkloadContext:
                 plan = replan(at, kernel, problem, block, name, shared_mem, grid)
             plan[7](plan[9], plan[8], args, shared_mem=shared_mem, stream=stream or default_stream)
             return plan[4]
+
+        return launch
+
+    def launcher(
+        self,
+        kernel: Kernel,
+        problem: int | Sequence[int],
+        block: int | Sequence[int] = 256,
+        name: str | None = None,
+        shared_mem: int = 0,
+        grid: Callable[[Dim, Dim], Sequence[int]] | None = None,
+        stream: Any = None,
+    ) -> Callable[..., None]:
+        """Bind a launch site once, in setup; calling the result with the kernel's arguments launches it.
+
+        For hot loops: `add = ctx.launcher(k, problem=n, name="add")` then `add(a, b, c, n)` in the
+        step. Sites, overrides and grids work as with `ctx.launch`; while no per-site override
+        (`add#3`) applies and nothing is being recorded, a call goes straight to the CuPy kernel.
+        """
+        position, config, recording, replan = (
+            self._position,
+            self._config_cell,
+            self._recording_cell,
+            self._plan,
+        )
+        target = stream or self.stream
+        site_name = name or kernel.name
+        direct: list[Any] = [None]  # (grid, block) as CuPy takes them, while every call gets the same
+        self._direct_cells.append(direct)
+
+        def launch(*args: Any) -> None:
+            fast = direct[0]
+            if fast is not None and not recording[0]:
+                kernel.raw(fast[0], fast[1], args, shared_mem=shared_mem, stream=target)
+                return
+            at = position[0]
+            position[0] = at + 1
+            plan = replan(at, kernel, problem, block, name, shared_mem, grid)
+            if not recording[0] and not any(key.startswith(site_name + "#") for key in config[0].blocks):
+                direct[0] = (plan[9], plan[8])
+            plan[7](plan[9], plan[8], args, shared_mem=shared_mem, stream=target)
 
         return launch
 
@@ -191,12 +236,14 @@ class WorkloadContext:
         self._counted = 0
         self._position[0] = 0
         self.recording = record
+        self._recording_cell[0] = record
         if record:
             self.sites = []
             self._plans.clear()
 
     def end_step(self) -> None:
         self.recording = False
+        self._recording_cell[0] = False
 
     def grid_of(self, site: Site, block: Dim) -> Dim:
         """The grid a site gets with `block`: its own rule if it gave one, else ceil(problem / block)."""

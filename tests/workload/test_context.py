@@ -93,3 +93,32 @@ def test_a_step_that_changes_shape_midway_keeps_site_numbering(ctx):
     ctx.config = LaunchConfig({"add#2": (64, 1, 1)})  # forces the slow path at the third launch
     used = ctx.launch(kernel, problem=16384, name="add")
     assert used == (64, 1, 1)
+
+
+def test_a_bound_launcher_records_sites_then_calls_cupy_directly(ctx):
+    kernel = ctx.kernel("src", "vec_add")
+    add = ctx.launcher(kernel, problem=16384, block=256, name="add")
+    ctx.begin_step(record=True)
+    for _ in range(3):
+        add(1, 2)
+    ctx.end_step()
+    assert [s.key for s in ctx.sites] == ["add#0", "add#1", "add#2"]
+    kernel.raw.calls.clear()
+    ctx.begin_step()
+    add(1, 2)
+    assert kernel.raw.calls == [((64,), (256,), ctx.stream)]
+
+
+def test_a_launcher_honours_name_and_site_overrides(ctx):
+    kernel = ctx.kernel("src", "vec_add")
+    add = ctx.launcher(kernel, problem=16384, name="add")
+    ctx.config = LaunchConfig({"add": (128, 1, 1)})
+    ctx.begin_step()
+    add()
+    add()
+    ctx.config = LaunchConfig({"add#1": (64, 1, 1)})
+    kernel.raw.calls.clear()
+    ctx.begin_step()
+    add()
+    add()
+    assert [c[1] for c in kernel.raw.calls] == [(256,), (64,)]
