@@ -125,7 +125,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     import time
 
-    from graphscope.core.errors import BadInputError, WorkloadError
+    from graphscope.core.errors import BadInputError, NoGpuError, WorkloadError
     from graphscope.core.launch_config import LaunchConfig
     from graphscope.report.run_text import render_run
     from graphscope.store.session_db import SessionStore
@@ -150,11 +150,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
             args.nsys,
             args.nsys_dir,
             progress=_progress_printer(not args.json and sys.stderr.isatty()),
+            cpu=args.cpu,
         )
-    except WorkloadError as exc:
+    except (WorkloadError, NoGpuError) as exc:
         store.record_failure(
             args.workload,
-            exc.kind,
+            getattr(exc, "kind", "no_gpu"),
             exc.message,
             {"started": started, "modes": modes, "reps": args.reps, "warmup": args.warmup},
         )

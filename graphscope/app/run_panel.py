@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from graphscope.app.workers import Task, start
-from graphscope.core.errors import WorkloadError
+from graphscope.core.errors import NoGpuError, WorkloadError
 from graphscope.core.progress import CancelToken, ProgressCallback
 from graphscope.core.units import format_ns
 from graphscope.store.session_db import SessionStore
@@ -49,8 +49,9 @@ def run_and_record(
     started = time.time()
     try:
         report = run_workload(path, modes, reps, warmup, nsys=nsys, progress=progress, cancel=cancel)
-    except WorkloadError as exc:
-        store.record_failure(path, exc.kind, exc.message, {"started": started, "modes": modes, "reps": reps})
+    except (WorkloadError, NoGpuError) as exc:
+        kind = getattr(exc, "kind", "no_gpu")
+        store.record_failure(path, kind, exc.message, {"started": started, "modes": modes, "reps": reps})
         raise
     finally:
         store.close()
