@@ -10,21 +10,15 @@ import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-from synthetic_export import generate
-
-OUT = Path(__file__).resolve().parent / "out"
+from synthetic_export import ensure
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--kernels", type=int, default=10_000_000)
     args = parser.parse_args()
-    OUT.mkdir(exist_ok=True)
-    path = OUT / f"synthetic_{args.kernels}.sqlite"
-    if not path.exists():
-        generate(path, args.kernels)
+    path = ensure(args.kernels)
     t0 = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "graphscope", "summary", str(path), "--json"], check=True, capture_output=True

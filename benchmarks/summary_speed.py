@@ -16,11 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from synthetic_export import generate
+from synthetic_export import ensure
 
 from graphscope.trace import schema
-
-OUT = Path(__file__).resolve().parent / "out"
 
 
 def sqlite_scan_seconds(path: Path) -> float:
@@ -60,10 +58,7 @@ def main() -> None:
     parser.add_argument("--kernels", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    OUT.mkdir(exist_ok=True)
-    path = OUT / f"synthetic_{args.kernels}.sqlite"
-    if not path.exists():
-        generate(path, args.kernels)
+    path = ensure(args.kernels)
     scans, summaries, clis = [], [], []
     for _ in range(args.repeat):
         scans.append(sqlite_scan_seconds(path))

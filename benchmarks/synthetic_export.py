@@ -131,6 +131,18 @@ def generate(path: Path, kernels: int, seed: int = 7) -> None:
     db.close()
 
 
+OUT = Path(__file__).resolve().parent / "out"
+
+
+def ensure(kernels: int) -> Path:
+    """The synthetic export with this many kernels in benchmarks/out, made on first use."""
+    OUT.mkdir(exist_ok=True)
+    path = OUT / f"synthetic_{kernels}.sqlite"
+    if not path.exists():
+        generate(path, kernels)
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)

@@ -19,9 +19,7 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from synthetic_export import generate
-
-OUT = Path(__file__).resolve().parent / "out"
+from synthetic_export import ensure
 
 
 def summary_seconds(path: Path) -> float:
@@ -56,10 +54,7 @@ def main() -> None:
     parser.add_argument("--kernels", type=int, default=1_000_000)
     parser.add_argument("--frames", type=int, default=30)
     args = parser.parse_args()
-    OUT.mkdir(exist_ok=True)
-    path = OUT / f"synthetic_{args.kernels}.sqlite"
-    if not path.exists():
-        generate(path, args.kernels)
+    path = ensure(args.kernels)
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
