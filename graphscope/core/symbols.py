@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -33,9 +33,6 @@ class SymbolTable:
             return self._strings[symbol_id]
         return f"[unknown #{symbol_id}]"
 
-    def names(self, ids: Iterable[int]) -> list[str]:
-        return [self.name(int(i)) for i in ids]
-
     def intern(self, text: str) -> int:
         """The id of `text`, adding it if new."""
         ids = self._index()
@@ -49,10 +46,6 @@ class SymbolTable:
     def lookup(self, text: str) -> int | None:
         """The id of `text` if present, else None."""
         return self._index().get(text)
-
-    def ids_matching(self, predicate) -> np.ndarray:
-        """Ids of every string for which `predicate(string)` is true (cheap: strings are unique)."""
-        return np.fromiter((i for i, s in enumerate(self._strings) if predicate(s)), dtype=np.int64)
 
     def valid(self, ids: np.ndarray) -> np.ndarray:
         """Boolean mask: which ids point inside the table."""

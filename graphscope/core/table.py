@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
@@ -56,10 +56,6 @@ class Table:
     def columns(self) -> list[str]:
         return list(self._columns)
 
-    @property
-    def nbytes(self) -> int:
-        return sum(array.nbytes for array in self._columns.values())
-
     def take(self, rows: np.ndarray | slice) -> Table:
         """A new table with the selected rows (an index array, a boolean mask or a slice)."""
         return Table({name: array[rows] for name, array in self._columns.items()})
@@ -67,9 +63,6 @@ class Table:
     def with_columns(self, **columns: np.ndarray) -> Table:
         """A new table with columns added or replaced."""
         return Table({**self._columns, **columns})
-
-    def select(self, names: Iterable[str]) -> Table:
-        return Table({name: self._columns[name] for name in names})
 
     def sorted_by(self, *keys: str) -> Table:
         """Rows sorted (stably) by the given columns, the first key most significant."""
@@ -79,16 +72,3 @@ class Table:
         if np.all(order[1:] > order[:-1]):
             return self
         return self.take(order)
-
-    def row(self, index: int) -> dict[str, object]:
-        """One row as a dict of Python scalars (for detail panels, never for bulk work)."""
-        return {name: array[index].item() for name, array in self._columns.items()}
-
-
-def concat(tables: Iterable[Table]) -> Table:
-    """Stack tables with the same columns."""
-    tables = list(tables)
-    if not tables:
-        raise ValueError("nothing to concatenate")
-    names = tables[0].columns
-    return Table({name: np.concatenate([t[name] for t in tables]) for name in names})

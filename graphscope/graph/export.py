@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from graphscope.graph.model import Dag, DagNode
 
 SHAPES = {
@@ -68,7 +66,3 @@ def to_dot(dag: Dag, fold: bool = True) -> str:
             lines.append(f"  n{edge[0]} -> n{edge[1]};")
     lines.append("}")
     return "\n".join(lines) + "\n"
-
-
-def to_json_text(dag: Dag) -> str:
-    return json.dumps(dag.to_json(), indent=2)

@@ -238,5 +238,3 @@ COPY_KINDS = {
     12: "UVM DtoH",
     13: "UVM DtoD",
 }
-SYNC_TYPES = {0: "unknown", 1: "event sync", 2: "stream wait event", 3: "stream sync", 4: "context sync"}
-GRAPH_EVENT_CLASSES = {77: "graph node creation", 94: "graph exec creation", 95: "graph creation", 96: "graph clone"}

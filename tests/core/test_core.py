@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from graphscope.core.symbols import SymbolTable, display_api_name
-from graphscope.core.table import Table, concat
+from graphscope.core.table import Table
 from graphscope.core.units import format_bytes, format_ns, time_unit
 
 
@@ -14,8 +14,6 @@ def test_table_columns_take_and_sort():
     ordered = table.sorted_by("start")
     assert ordered.name.tolist() == [10, 20, 30]
     assert table.take(np.array([True, False, True])).name.tolist() == [30, 20]
-    assert concat([table, table]).start.tolist() == [3, 1, 2, 3, 1, 2]
-    assert table.row(1) == {"start": 1, "name": 10}
     with pytest.raises(ValueError, match="differ in length"):
         Table({"a": np.zeros(2), "b": np.zeros(3)})
     with pytest.raises(AttributeError):
