@@ -289,6 +289,11 @@ _COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_summary, _
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["_workload-child"]:  # a frozen app starting its own workload child
+        from graphscope.workload.child import main as child_main
+
+        return child_main(argv[1:])
     args = build_parser().parse_args(argv)
     handler = getattr(args, "handler", _cmd_gui)
     try:

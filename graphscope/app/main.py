@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 from graphscope.core.errors import BadInputError
 from graphscope.core.settings import demo_trace
+
+
+def check_display(offscreen_ok: bool) -> None:
+    """On Linux without a display Qt aborts the process; say what to do instead."""
+    if sys.platform != "linux" or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return
+    if offscreen_ok:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
+        return
+    raise BadInputError(
+        "no display to open a window on (DISPLAY is not set); run it on a desktop, under Xvfb, "
+        "or use `graphscope summary FILE` / `graphscope open FILE --screenshot PNG`"
+    )
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -21,6 +37,7 @@ def run_gui(
     path: Path | None, screenshot: Path | None = None, size: str = "1600x1000", select: str | None = None
 ) -> int:
     """Open the main window on `path` (the bundled demo when None); with `screenshot`, save and exit."""
+    check_display(screenshot is not None)
     from PySide6.QtCore import QTimer
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from graphscope.core.errors import ToolMissingError, WorkloadError
 from graphscope.core.launch_config import LaunchConfig
 from graphscope.core.settings import find_nsys
 from graphscope.workload.protocol import decode
-from graphscope.workload.session import child_environment, raise_for
+from graphscope.workload.session import child_command, child_environment, raise_for
 
 PROFILE_OPTIONS = ("--trace=cuda,nvtx", "--cuda-graph-trace=node", "--sample=none", "--cpuctxsw=none")
 
@@ -36,9 +35,7 @@ def profile_command(nsys: str, output: Path, requests: Path, responses: Path) ->
         str(output),
         "-f",
         "true",
-        sys.executable,
-        "-m",
-        "graphscope.workload.child",
+        *child_command(),
         "--batch",
         str(requests),
         str(responses),

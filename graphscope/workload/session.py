@@ -29,6 +29,16 @@ PIN_ENV = "GRAPHSCOPE_PIN_CPU"  # the child pins itself to this core: launch spe
 POLL_S = 0.05
 
 
+CHILD_ARGUMENT = "_workload-child"  # how a frozen (PyInstaller) graphscope starts its workload child
+
+
+def child_command() -> list[str]:
+    """The command that starts a workload child: `python -m ...`, or the frozen app itself."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, CHILD_ARGUMENT]
+    return [sys.executable, "-m", "graphscope.workload.child"]
+
+
 def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The child's environment: ours, with graphscope importable even when it is not installed."""
     env = dict(os.environ)
@@ -68,7 +78,7 @@ class WorkloadSession:
         self.stderr_tail: deque[str] = deque(maxlen=200)
         self._responses: queue.Queue[str | None] = queue.Queue()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "graphscope.workload.child"],
+            child_command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

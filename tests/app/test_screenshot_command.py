@@ -34,3 +34,9 @@ def test_screenshot_of_a_corrupt_file_fails_with_status_2(tmp_path):
     result = _run(tmp_path, str(broken), "--screenshot", str(tmp_path / "x.png"))
     assert result.returncode == 2 and "damaged or truncated" in result.stderr
     assert not (tmp_path / "x.png").exists()
+
+
+def test_without_a_display_the_window_command_explains_itself(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    result = subprocess.run([sys.executable, "-m", "graphscope"], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 2 and "no display" in result.stderr

@@ -96,3 +96,13 @@ def test_without_a_gpu_a_valid_workload_says_so(tmp_path):
     path = _workload(tmp_path, "def setup(ctx):\n    return lambda ctx: None\n")
     with pytest.raises(NoGpuError, match="no CUDA GPU is available"):
         WorkloadSession(path, timeout=60)
+
+
+def test_a_frozen_app_starts_its_child_through_itself(monkeypatch):
+    import sys
+
+    from graphscope.workload.session import CHILD_ARGUMENT, child_command
+
+    assert child_command()[1:] == ["-m", "graphscope.workload.child"]
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    assert child_command() == [sys.executable, CHILD_ARGUMENT]
