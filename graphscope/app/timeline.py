@@ -4,128 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPen, QPolygonF
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QKeyEvent
 
 from graphscope.analysis.gpu_time import idle_gaps
 from graphscope.app.document import TraceDocument
 from graphscope.app.lane_item import HOST_WAIT, OTHER_WAIT, ROW_HEIGHT, UNKNOWN_WAIT, GapItem, LaneItem
 from graphscope.app.layout import API, GRAPH_GROUP, GRAPH_ROW, KERNEL, MEMCPY, MEMSET, SOURCES
-from graphscope.core.units import time_unit
+from graphscope.app.timeline_items import GridItem, LaneAxis, LinkItem, TimeAxis, TimelineViewBox
 
 GROUP_HEADER = 0.9
 CLICK_TOLERANCE_PX = 3
 ROW_PIXELS = 30  # a lane row keeps this height whatever the window size
-
-
-class TimeAxis(pg.AxisItem):
-    """Ticks in ns/us/ms/s from the start of the trace, the unit chosen by the tick spacing."""
-
-    def tickStrings(self, values, scale, spacing):
-        if not len(values):
-            return []
-        unit_scale, unit = time_unit(max(abs(v) for v in values))
-        decimals = max(0, int(np.ceil(-np.log10(max(spacing / unit_scale, 1e-12)) - 1e-9)))
-        return [f"{v / unit_scale:.{decimals}f} {unit}" for v in values]
-
-
-class LaneAxis(pg.AxisItem):
-    """Lane names on the left, one tick per lane, group names in bold."""
-
-    def __init__(self) -> None:
-        super().__init__("left")
-        self.setWidth(230)
-        self.setStyle(tickLength=0)
-
-
-class TimelineViewBox(pg.ViewBox):
-    """Wheel zooms time only; the lanes scroll with a drag or Shift+wheel."""
-
-    def wheelEvent(self, event, axis=None):
-        if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
-            (_, _), (y0, y1) = self.viewRange()
-            step = (y1 - y0) * 0.1 * (-1 if event.delta() > 0 else 1)
-            self.translateBy(y=step)
-            event.accept()
-            return
-        super().wheelEvent(event, axis=0)
-
-
-class GridItem(pg.GraphicsObject):
-    """Vertical lines at the time axis' major ticks, in an opaque light grey.
-
-    pyqtgraph's own grid (semi-transparent lines across the plot) cost ~18 ms a frame here.
-    """
-
-    PEN = QPen(QColor(232, 232, 236))
-
-    def __init__(self, axis: TimeAxis) -> None:
-        super().__init__()
-        self.axis = axis
-        self.PEN.setCosmetic(True)
-        self.setZValue(-10)
-
-    def boundingRect(self) -> QRectF:
-        view = self.getViewBox()
-        if view is None:
-            return QRectF()
-        (x0, x1), (y0, y1) = view.viewRange()
-        return QRectF(x0, y0, x1 - x0, y1 - y0)
-
-    def paint(self, painter: QPainter, option, widget=None) -> None:
-        view = self.getViewBox()
-        if view is None:
-            return
-        (x0, x1), (y0, y1) = view.viewRange()
-        ticks = self.axis.tickValues(x0, x1, max(self.axis.width(), view.width()))
-        if not ticks:
-            return
-        painter.setPen(self.PEN)
-        for x in ticks[0][1]:
-            painter.drawLine(QPointF(x, y0), QPointF(x, y1))
-
-
-class LinkItem(pg.GraphicsObject):
-    """An arrow from a CPU call to the GPU work it launched, drawn in screen pixels."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.points: tuple[QPointF, QPointF] | None = None
-        self.setZValue(10)
-
-    def set_points(self, start: QPointF | None, end: QPointF | None) -> None:
-        self.prepareGeometryChange()
-        self.points = (start, end) if start is not None and end is not None else None
-        self.update()
-
-    def boundingRect(self) -> QRectF:
-        if self.points is None:
-            return QRectF()
-        a, b = self.points
-        box = QRectF(a, b).normalized()
-        margin = box.width() * 0.1 + 1e3
-        return box.adjusted(-margin, -1, margin, 1)
-
-    def paint(self, painter: QPainter, option, widget=None) -> None:
-        if self.points is None:
-            return
-        transform = painter.transform()
-        a, b = (transform.map(p) for p in self.points)
-        painter.resetTransform()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        pen = QPen(QColor(220, 30, 30), 2)
-        painter.setPen(pen)
-        painter.drawLine(a, b)
-        direction = b - a
-        length = max((direction.x() ** 2 + direction.y() ** 2) ** 0.5, 1e-6)
-        ux, uy = direction.x() / length, direction.y() / length
-        head = [
-            b,
-            QPointF(b.x() - 10 * ux + 5 * uy, b.y() - 10 * uy - 5 * ux),
-            QPointF(b.x() - 10 * ux - 5 * uy, b.y() - 10 * uy + 5 * ux),
-        ]
-        painter.setBrush(QColor(220, 30, 30))
-        painter.drawPolygon(QPolygonF(head))
 
 
 class TimelineView(pg.PlotWidget):
