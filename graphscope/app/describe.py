@@ -9,6 +9,7 @@ from graphscope.app.document import TraceDocument
 from graphscope.app.layout import API, API_KIND_NAMES, GRAPH_GROUP, GRAPH_ROW, KERNEL, MEMCPY, MEMSET, NVTX
 from graphscope.core.symbols import display_api_name
 from graphscope.core.units import format_bytes, format_ns
+from graphscope.graph.model import DagNode
 from graphscope.trace.schema import COPY_KINDS
 
 Fields = list[tuple[str, str]]
@@ -161,3 +162,35 @@ def _nvtx(document: TraceDocument, row: int) -> tuple[str, Fields]:
     if end < 0:
         fields.append(("kind", "mark or unclosed range"))
     return f"NVTX {text}", fields
+
+
+def describe_nodes(nodes: list[DagNode]) -> tuple[str, Fields]:
+    """The Graph view's inspector: one node, or a folded run of identical nodes."""
+    node = nodes[0]
+    title = (
+        f"Graph node {node.index}" if len(nodes) == 1 else f"{len(nodes)} graph nodes {node.index}-{nodes[-1].index}"
+    )
+    fields = [("type", node.type), ("name", node.name)]
+    if node.block:
+        fields += [
+            ("grid", "x".join(map(str, node.grid))),
+            ("block", "x".join(map(str, node.block))),
+            ("shared memory", format_bytes(node.shared_mem)),
+        ]
+    fields.append(("launch site", node.site or "none (not tunable)"))
+    if node.trace_id is not None:
+        fields.append(("trace id", f"{node.trace_id} (graph {node.trace_id >> 32}, node {node.trace_id & 0xFFFFFFFF})"))
+    if node.duration_ns is not None:
+        total = sum(n.duration_ns or 0 for n in nodes)
+        fields.append(
+            (
+                "duration",
+                f"median {format_ns(node.duration_ns)} over {node.launches} launches"
+                + (f"; {format_ns(total)} for the {len(nodes)} nodes" if len(nodes) > 1 else ""),
+            )
+        )
+    if node.stream is not None:
+        fields.append(("stream", str(node.stream)))
+    for key, value in node.detail.items():
+        fields.append((key, format_bytes(value) if key == "bytes" else str(value)))
+    return title, fields

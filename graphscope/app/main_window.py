@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from graphscope import __version__
 from graphscope.app.compare import CompareWindow
 from graphscope.app.dag_view import DagView
-from graphscope.app.describe import describe
+from graphscope.app.describe import describe, describe_nodes
 from graphscope.app.document import TraceDocument, open_document
 from graphscope.app.lanes_panel import LanesPanel
 from graphscope.app.layout import KERNEL, MEMCPY, MEMSET, SOURCES
@@ -318,9 +318,13 @@ class MainWindow(QMainWindow):
         """Light up the selected nodes' work in the timeline (matched by node index within the graph)."""
         if self.dag_source == "live":
             self.tune_panel.select_nodes(indices)
+        dag = self.dag_view.dag
+        if dag is not None and indices:
+            by_index = {node.index: node for node in dag.nodes}
+            self.details.show_fields(*describe_nodes([by_index[i] for i in indices if i in by_index]))
+            self.side_tabs.setCurrentWidget(self.details)
         if self.document is None or not indices:
             return
-        dag = self.dag_view.dag
         for source in (KERNEL, MEMCPY, MEMSET):
             table = getattr(self.document.trace, SOURCES[source])
             nodes = table.graph_node

@@ -24,6 +24,7 @@ def test_the_trace_dag_is_shown_and_linked_to_the_timeline(window, open_trace):
     view.items_by_group[7].setSelected(True)  # rowsum
     gpu = next(i for i in window.timeline.items.values() if i.lane.kind == "gpu" and i.lane.stream == 13)
     assert gpu._highlight_count == 5  # one rowsum per launch
+    assert "rowsum" in window.details.toPlainText() and "over 5 launches" in window.details.toPlainText()
     kernel_row = int(np.flatnonzero(window.document.trace.kernels.graph_node >= 0)[0])
     window.timeline.select(1, kernel_row)  # and back: a node's kernel selects the node
     assert [i.group for i in view.scene().selectedItems()] == [view.group_of[2]]
