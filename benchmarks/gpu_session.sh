@@ -35,8 +35,9 @@ if [ "$what" = measure ] || [ "$what" = all ]; then
   OUT_LOGS="$OUT"; OUT="$WORK"
   db="$OUT/session.sqlite"
   for example in seed_vecadd forkjoin transformer_step; do
-    gs run "examples/$example.py" --reps 30 --session "$db" > "$OUT/run_$example.txt" 2>&1
-    gs run "examples/$example.py" --reps 30 --session "$db" --json > "$OUT/run_$example.json" 2>/dev/null
+    gs run "examples/$example.py" --reps 30 --session "$db" --json > "$OUT/run_$example.json" 2>"$OUT/run_$example.txt"
+    python3 -c "import json, sys; from graphscope.report.run_text import render_run; \
+print(render_run(json.load(open(sys.argv[1]))))" "$OUT/run_$example.json" >> "$OUT/run_$example.txt"
     tail -12 "$OUT/run_$example.txt"
   done
   gs dag examples/forkjoin.py > "$OUT/dag_forkjoin.txt" 2>&1 && cat "$OUT/dag_forkjoin.txt"

@@ -48,18 +48,15 @@ def run_and_record(
     store = SessionStore(store_path)
     started = time.time()
     try:
-        report = run_workload(path, modes, reps, warmup, nsys=nsys, progress=progress, cancel=cancel)
+        data = run_workload(path, modes, reps, warmup, nsys=nsys, progress=progress, cancel=cancel).to_json()
+        data["run_id"] = store.record_run(data)
+        return data
     except (WorkloadError, NoGpuError) as exc:
         kind = getattr(exc, "kind", "no_gpu")
         store.record_failure(path, kind, exc.message, {"started": started, "modes": modes, "reps": reps})
         raise
     finally:
         store.close()
-    data = report.to_json()
-    store = SessionStore(store_path)
-    data["run_id"] = store.record_run(data)
-    store.close()
-    return data
 
 
 class RunPanel(QWidget):

@@ -58,16 +58,13 @@ def render_tuning(result: dict[str, Any]) -> str:
         )
     lines.append("")
     lines.append(f"  {'trial':<28} {'how':<14} {'median':>10}  {'95% interval':<22} status")
-    for trial in result["trials"]:
-        label = (
-            f"{trial['site']}={trial['block'][0]}"
-            if trial.get("site") and trial.get("block")
-            else (
-                "baseline"
-                if trial["how"] == "in-place" and not trial.get("site") and trial is result["trials"][0]
-                else ", ".join(f"{k}={v[0]}" for k, v in trial["config"]["blocks"].items()) or "baseline"
-            )
-        )
+    for position, trial in enumerate(result["trials"]):
+        if trial.get("site") and trial.get("block"):
+            label = f"{trial['site']}={trial['block'][0]}"
+        elif position == 0:  # the in-place baseline comes first
+            label = "baseline"
+        else:
+            label = ", ".join(f"{k}={v[0]}" for k, v in trial["config"]["blocks"].items()) or "baseline"
         interval = (
             f"{format_ns(trial['ci_low_ns'])}-{format_ns(trial['ci_high_ns'])}"
             if trial.get("median_ns") is not None

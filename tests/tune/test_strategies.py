@@ -99,3 +99,14 @@ def test_a_significant_but_tiny_gain_is_not_adopted():
     result = tune(Path("w.py"), knobs_for(SITES, only="add"), RecordedMeasurer(tiny, noise=0.0005), "brute", reps=200)
     assert result.improved and not result.adopt
     assert "negligible" in result.conclusion()
+
+
+def test_the_tuning_table_labels_baseline_trials_and_confirmations():
+    from graphscope.report.tune_text import render_tuning
+
+    result = tune(Path("w.py"), knobs_for(SITES, only="add"), RecordedMeasurer(separable), "brute")
+    lines = render_tuning(result.to_json()).splitlines()
+    rows = [line.split()[:2] for line in lines if line.strip().startswith(("baseline", "add="))]
+    assert rows[0] == ["baseline", "in-place"] and ["add=128", "in-place"] in rows
+    assert rows[-2:] == [["baseline", "fresh-capture"], ["add=128", "fresh-capture"]]
+    assert lines[-1].startswith("Conclusion: adopt")
