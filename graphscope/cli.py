@@ -31,7 +31,11 @@ def _add_open(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", type=Path, nargs="?")
     p.add_argument("--screenshot", type=Path, metavar="PNG", help="render the loaded window to PNG and exit")
     p.add_argument("--size", default="1600x1000", help="window size for --screenshot (WxH)")
-    p.add_argument("--select", metavar="KIND:N", help="select graph:N (a graph launch) or kernel:ROW first")
+    p.add_argument(
+        "--select",
+        metavar="KIND:WHAT",
+        help="select and zoom to graph:N, kernel:N (both counted from 1), kernel:NAME or nvtx:NAME",
+    )
     p.set_defaults(handler=_cmd_open)
 
 
@@ -153,14 +157,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             cpu=args.cpu,
         )
     except (WorkloadError, NoGpuError) as exc:
-        store.record_failure(
-            args.workload,
-            getattr(exc, "kind", "no_gpu"),
-            exc.message,
-            {"started": started, "modes": modes, "reps": args.reps, "warmup": args.warmup},
-        )
+        kind = getattr(exc, "kind", "no_gpu")
+        settings = {"started": started, "modes": modes, "reps": args.reps, "warmup": args.warmup}
+        run_id = store.record_failure(args.workload, kind, exc.message, settings)
+        if args.json:
+            error = {"kind": kind, "message": exc.message, "run_id": run_id}
+            print(json.dumps({"ok": False, "workload": str(args.workload), "error": error}, indent=2))
         raise
-    data = report.to_json()
+    data = {"ok": True, **report.to_json()}
     data["run_id"] = store.record_run(data)
     data["session"] = str(store.path)
     print(
@@ -301,6 +305,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GraphscopeError as exc:
         print(f"graphscope: error: {exc.message}", file=sys.stderr)
         return exc.exit_status
+    except BrokenPipeError:  # `graphscope summary --json FILE | head`: the reader left; not an error
+        _silence_stdout()
+        return 0
     except sqlite3.DatabaseError as exc:
         print(f"graphscope: error: the file cannot be read as an export ({exc})", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -310,10 +317,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("graphscope: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail on the closed pipe."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def console() -> None:
     """Entry point of the `graphscope` executable."""
-    sys.exit(main())
+    status = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+    sys.exit(status)

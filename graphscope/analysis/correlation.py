@@ -41,8 +41,11 @@ def correlate(trace: Trace) -> Correlation:
     """Link each GPU activity to its launching call in the same process."""
     api = trace.api
     keys = _key(api.process, api.correlation)
-    order = np.argsort(keys, kind="stable")  # nearly sorted already: ids grow with time
-    sorted_keys = keys[order]
+    if len(keys) < 2 or bool(np.all(keys[1:] >= keys[:-1])):  # one process: ids grow with time
+        order, sorted_keys = np.arange(len(keys)), keys
+    else:
+        order = np.argsort(keys, kind="stable")
+        sorted_keys = keys[order]
     del keys
     api_row: dict[str, np.ndarray] = {}
     for kind in GPU_KINDS:

@@ -17,13 +17,26 @@ def kernel_identity(kernels: Table) -> np.ndarray:
 _FEW_GROUPS = 4096
 
 
+def distinct_groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct keys, group index of each row): `np.unique(keys, return_inverse=True)`, in one
+    pass without a sort when the keys are integers in a range not much wider than their count (symbol ids)."""
+    low, high = int(keys.min()), int(keys.max())
+    if keys.dtype.kind not in "iu" or high - low > 4 * len(keys) + 65_536:
+        return np.unique(keys, return_inverse=True)
+    present = np.zeros(high - low + 1, dtype=bool)
+    offset = keys - low
+    present[offset] = True
+    position = np.cumsum(present) - 1
+    return np.flatnonzero(present).astype(keys.dtype) + low, position[offset]
+
+
 def grouped_stats(keys: np.ndarray, durations: np.ndarray) -> Table:
     """count, total, mean, median, min, max and std of `durations` per distinct key, largest total first."""
     columns = ("key", "count", "total_ns", "mean_ns", "median_ns", "min_ns", "max_ns", "std_ns")
     if len(keys) == 0:
         integer = ("key", "count", "total_ns", "min_ns", "max_ns")
         return Table.empty({c: np.int64 if c in integer else np.float64 for c in columns})
-    unique, group = np.unique(keys, return_inverse=True)
+    unique, group = distinct_groups(keys)
     few = len(unique) <= _FEW_GROUPS
     # few groups: a radix sort by group, then a median per slice; many: one sort by (group, duration)
     order = np.argsort(group.astype(np.uint16), kind="stable") if few else np.lexsort((durations, group))

@@ -56,10 +56,14 @@ def launch_metrics(trace: Trace, work: Table) -> LaunchMetrics:
 
 def _first_activity(api_rows: int, work: Table) -> np.ndarray:
     """Per API row, the index in `work` (sorted by start) of the earliest work it caused; -1 if none."""
-    first = np.full(api_rows, len(work), dtype=np.int64)
+    first = np.full(api_rows, -1, dtype=np.int64)
     linked = np.flatnonzero(work.api_row >= 0)
-    np.minimum.at(first, work.api_row[linked], linked)
-    first[first == len(work)] = -1
+    calls = work.api_row[linked]
+    first[calls] = linked  # right for calls with one activity (most eager launches)
+    repeated = np.bincount(calls, minlength=api_rows)[calls] > 1
+    if repeated.any():  # a graph launch's many nodes: the earliest is the first occurrence (work is by start)
+        shared, at = np.unique(calls[repeated], return_index=True)
+        first[shared] = linked[repeated][at]
     return first
 
 

@@ -74,5 +74,4 @@ def trace_dags(trace: Trace, nodes: Table) -> list[Dag]:
     durations = node_durations(trace, nodes)
     if not len(durations):
         return []
-    names = [trace.symbols.name(i) for i in range(len(trace.symbols))]
-    return dags_from_trace(durations, names, trace.graph_nodes.node[trace.graph_nodes.original_node >= 0])
+    return dags_from_trace(durations, trace.symbols, trace.graph_nodes.node[trace.graph_nodes.original_node >= 0])

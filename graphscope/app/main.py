@@ -1,42 +1,101 @@
-"""Start the GUI (optionally render one screenshot and exit)."""
+"""Start the GUI (optionally render one screenshot and exit).
+
+Everything a user can get wrong is checked before Qt starts: the size, the selection, where the
+screenshot goes, and whether Qt can open a window here at all (Qt itself would abort the process).
+"""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 from pathlib import Path
 
+from graphscope.app.selection import Selection, parse_selection
 from graphscope.core.errors import BadInputError
 from graphscope.core.settings import demo_trace
 
+INVISIBLE_PLATFORMS = ("offscreen", "minimal")
+XCB_PACKAGES = "libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxkbcommon-x11-0 libegl1 libfontconfig1"
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
+
 
 def check_display(offscreen_ok: bool) -> None:
-    """On Linux without a display Qt aborts the process; say what to do instead."""
-    if sys.platform != "linux" or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+    """Make sure Qt can show a window (or, for a screenshot, render without one); say what to do if not."""
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if platform in INVISIBLE_PLATFORMS and not offscreen_ok:
+        raise BadInputError(
+            f"QT_QPA_PLATFORM={platform} renders no visible window; unset it to open the window, "
+            "or add --screenshot PNG to render one"
+        )
+    if platform or sys.platform != "linux":
         return
-    if os.environ.get("QT_QPA_PLATFORM"):
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        if offscreen_ok:
+            os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
+            return
+        raise BadInputError(
+            "no display to open a window on (DISPLAY is not set); run it on a desktop or under Xvfb "
+            f"(on Debian/Ubuntu: apt-get install xvfb {XCB_PACKAGES}; then xvfb-run graphscope), "
+            "or use `graphscope summary FILE` / `graphscope open FILE --screenshot PNG`"
+        )
+    if os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        check_xcb_plugin()
+
+
+def check_xcb_plugin() -> None:
+    """Load Qt's X11 platform plugin the way Qt will: a missing system library is named, instead of Qt
+    aborting with 'could not load the Qt platform plugin "xcb"'."""
+    import PySide6
+
+    plugin = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms" / "libqxcb.so"
+    if not plugin.exists():
         return
-    if offscreen_ok:
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
-        return
-    raise BadInputError(
-        "no display to open a window on (DISPLAY is not set); run it on a desktop, under Xvfb, "
-        "or use `graphscope summary FILE` / `graphscope open FILE --screenshot PNG`"
-    )
+    try:
+        ctypes.CDLL(str(plugin))
+    except OSError as exc:
+        missing = str(exc).split(":")[0].strip()
+        raise BadInputError(
+            f"Qt cannot open a window on X11: its xcb plugin needs {missing}, which is not installed "
+            f"(on Debian/Ubuntu: apt-get install {XCB_PACKAGES})"
+        ) from None
 
 
 def parse_size(text: str) -> tuple[int, int]:
     try:
         width, height = (int(v) for v in text.lower().split("x"))
     except ValueError:
-        raise BadInputError(f"--size takes WIDTHxHEIGHT, not {text!r}") from None
+        raise BadInputError(f"--size takes WIDTHxHEIGHT, such as 1600x1000, not {text!r}") from None
+    if not (200 <= width <= 16384 and 150 <= height <= 16384):
+        raise BadInputError(f"--size {text}: width and height must lie between 200x150 and 16384x16384")
     return width, height
+
+
+def check_screenshot_path(path: Path) -> None:
+    """Fail before anything is drawn if the screenshot cannot be written where asked."""
+    if path.suffix.lower() not in IMAGE_SUFFIXES:
+        raise BadInputError(f"--screenshot {path}: name a .png (or .jpg, .bmp) file")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise BadInputError(f"--screenshot {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise BadInputError(f"--screenshot {path}: cannot write there (permission denied)")
 
 
 def run_gui(
     path: Path | None, screenshot: Path | None = None, size: str = "1600x1000", select: str | None = None
 ) -> int:
-    """Open the main window on `path` (the bundled demo when None); with `screenshot`, save and exit."""
+    """Open the main window on `path` (the bundled demo when None); with `screenshot`, save and exit.
+
+    A screenshot ignores the saved window layout and recent files (the same command gives the same
+    picture) and leaves them untouched.
+    """
+    dimensions = parse_size(size)
+    selection = parse_selection(select) if select else None
+    if screenshot is not None:
+        check_screenshot_path(screenshot)
+    if path is not None and not Path(path).exists():
+        raise BadInputError(f"{path}: no such file")
     check_display(screenshot is not None)
     from PySide6.QtCore import QTimer
     from PySide6.QtGui import QIcon
@@ -49,36 +108,44 @@ def run_gui(
     app.setApplicationName("graphscope")
     app.setDesktopFileName("graphscope")
     app.setWindowIcon(QIcon(str(asset_path("icons/graphscope.svg"))))
-    window = MainWindow()
+    window = MainWindow(persist=screenshot is None)
     if screenshot is not None:
-        window.resize(*parse_size(size))
+        window.resize(*dimensions)
     window.show()
     outcome = {"status": 0}
+
+    def fail(message: str) -> None:
+        print(f"graphscope: error: {message}", file=sys.stderr)
+        outcome["status"] = 2
+        app.quit()
+
+    def select_first(document: object) -> None:
+        if selection is None:
+            return
+        try:
+            apply_selection(window, selection)
+        except BadInputError as exc:
+            fail(exc.message)
+
+    window.loaded.connect(select_first)
     if screenshot is not None:
 
-        def capture(document: object) -> None:
-            if select:
-                apply_selection(window, select)
-            QTimer.singleShot(200, lambda: (window.grab().save(str(screenshot)), app.quit()))
-
-        def fail(message: str) -> None:
-            print(f"graphscope: error: {message}", file=sys.stderr)
-            outcome["status"] = 2
+        def save() -> None:
+            if not window.grab().save(str(screenshot)):
+                fail(f"--screenshot {screenshot}: the image could not be written")
             app.quit()
 
-        window.loaded.connect(capture)
+        window.loaded.connect(lambda _document: outcome["status"] or QTimer.singleShot(200, save))
         window.load_failed.connect(fail)
     window.open_path(Path(path) if path is not None else demo_trace())
     app.exec()
     return outcome["status"]
 
 
-def apply_selection(window, select: str) -> None:
-    """Select an event for a screenshot: 'graph:N' (the Nth graph launch) or 'kernel:ROW'."""
-    from graphscope.app.layout import GRAPH_GROUP, KERNEL
+def apply_selection(window, selection: Selection) -> None:
+    """Select an event and zoom to it (a BadInputError when the trace has no such event)."""
+    from graphscope.app.selection import resolve_selection
 
-    kind, _, index = select.partition(":")
-    sources = {"graph": GRAPH_GROUP, "kernel": KERNEL}
-    if kind not in sources or not index.isdigit():
-        raise BadInputError(f"--select takes graph:N or kernel:ROW, not {select!r}")
-    window.timeline.select(sources[kind], int(index))
+    source, row = resolve_selection(window.document, selection)
+    window.timeline.select(source, row)
+    window.timeline.zoom_to_selection()

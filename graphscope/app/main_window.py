@@ -49,8 +49,10 @@ class MainWindow(QMainWindow):
     loaded = Signal(object)  # the TraceDocument
     load_failed = Signal(str)
 
-    def __init__(self) -> None:
+    def __init__(self, persist: bool = True) -> None:
+        """With `persist` False (a screenshot) the saved layout and recent files are neither read nor written."""
         super().__init__()
+        self.persist = persist
         self.setWindowTitle("graphscope")
         self.setAcceptDrops(True)
         self.settings = QSettings("graphscope", "graphscope")
@@ -167,6 +169,8 @@ class MainWindow(QMainWindow):
         self._set_busy(False)
 
     def _restore(self) -> None:
+        if not self.persist:
+            return
         geometry = self.settings.value("geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
@@ -177,8 +181,9 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:
         self.cancel_loading()
         self.tune_panel.close_session()
-        self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("window_state", self.saveState(STATE_VERSION))
+        if self.persist:
+            self.settings.setValue("geometry", self.saveGeometry())
+            self.settings.setValue("window_state", self.saveState(STATE_VERSION))
         super().closeEvent(event)
 
     # -- opening files ------------------------------------------------------------------------
@@ -258,10 +263,14 @@ class MainWindow(QMainWindow):
     # -- recent files -------------------------------------------------------------------------
 
     def recent_files(self) -> list[str]:
+        if not self.persist:
+            return []
         value = self.settings.value("recent_files", [])
         return [value] if isinstance(value, str) else list(value or [])
 
     def _remember(self, path: Path) -> None:
+        if not self.persist:
+            return
         text = str(path.resolve())
         files = [text] + [f for f in self.recent_files() if f != text]
         self.settings.setValue("recent_files", files[:MAX_RECENT])

@@ -1,13 +1,43 @@
-"""Columnar event tables: one numpy array per column, all of one length. Never a Python object per row."""
+"""Columnar event tables: one numpy array per column, all of one length. Never a Python object per row.
+
+A table may also hold *deferred* columns: names it can produce but has not read yet. The first access
+to any of them loads the whole deferred group in one pass (a reader reads only what a command needs
+and leaves the rest to be loaded on demand or in the background).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
 NULL = -1
 """Integer sentinel for a missing value (NULL in the export, no partner in a join)."""
+
+
+class Deferred:
+    """Columns that load together on first use: `load()` returns them all, computed once, thread-safe."""
+
+    def __init__(self, names: tuple[str, ...], loader: Callable[[], dict[str, np.ndarray]]) -> None:
+        self.names = names
+        self._loader = loader
+        self._loaded: dict[str, np.ndarray] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded is not None
+
+    def load(self) -> dict[str, np.ndarray]:
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = self._loader()
+            return self._loaded
+
+    def take(self, rows: np.ndarray | slice) -> Deferred:
+        """The same columns for a subset of rows (loads the parent's when first used)."""
+        return Deferred(self.names, lambda: {name: array[rows] for name, array in self.load().items()})
 
 
 class Table:
@@ -17,14 +47,16 @@ class Table:
     by start time so that visible-window queries can use `np.searchsorted`.
     """
 
-    __slots__ = ("_columns", "_length")
+    __slots__ = ("_columns", "_deferred", "_length")
 
-    def __init__(self, columns: Mapping[str, np.ndarray]) -> None:
+    def __init__(self, columns: Mapping[str, np.ndarray], deferred: Deferred | None = None) -> None:
         lengths = {len(array) for array in columns.values()}
         if len(lengths) > 1:
             raise ValueError(f"columns differ in length: { {k: len(v) for k, v in columns.items()} }")
         self._columns = {name: np.asarray(array) for name, array in columns.items()}
         self._length = lengths.pop() if lengths else 0
+        names = tuple(n for n in deferred.names if n not in self._columns) if deferred is not None else ()
+        self._deferred = deferred if names else None
 
     @classmethod
     def empty(cls, dtypes: Mapping[str, np.dtype | type]) -> Table:
@@ -36,39 +68,58 @@ class Table:
 
     def __getattr__(self, name: str) -> np.ndarray:
         try:
-            return self._columns[name]
+            return self[name]
         except KeyError:
             raise AttributeError(f"table has no column {name!r}") from None
 
     def __getitem__(self, name: str) -> np.ndarray:
-        return self._columns[name]
+        found = self._columns.get(name)
+        if found is not None:
+            return found
+        if self._deferred is not None and name in self._deferred.names:
+            self.load_deferred()
+            return self._columns[name]
+        raise KeyError(name)
+
+    def load_deferred(self) -> None:
+        """Load every deferred column now (a background preload, say)."""
+        if self._deferred is not None:
+            for name, array in self._deferred.load().items():
+                self._columns.setdefault(name, array)
+            self._deferred = None
+
+    @property
+    def deferred(self) -> tuple[str, ...]:
+        """Columns not loaded yet."""
+        return tuple(n for n in self._deferred.names if n not in self._columns) if self._deferred else ()
 
     def __contains__(self, name: object) -> bool:
-        return name in self._columns
+        return name in self._columns or name in self.deferred
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._columns)
+        return iter(self.columns)
 
     def __repr__(self) -> str:
-        return f"Table({self._length} rows: {', '.join(self._columns)})"
+        return f"Table({self._length} rows: {', '.join(self.columns)})"
 
     @property
     def columns(self) -> list[str]:
-        return list(self._columns)
+        return [*self._columns, *self.deferred]
 
     def take(self, rows: np.ndarray | slice) -> Table:
         """A new table with the selected rows (an index array, a boolean mask or a slice)."""
-        return Table({name: array[rows] for name, array in self._columns.items()})
+        deferred = self._deferred.take(rows) if self._deferred is not None else None
+        return Table({name: array[rows] for name, array in self._columns.items()}, deferred)
 
     def with_columns(self, **columns: np.ndarray) -> Table:
         """A new table with columns added or replaced."""
-        return Table({**self._columns, **columns})
+        return Table({**self._columns, **columns}, self._deferred)
 
     def sorted_by(self, *keys: str) -> Table:
         """Rows sorted (stably) by the given columns, the first key most significant."""
         if self._length == 0 or not keys:
             return self
-        order = np.lexsort([self._columns[key] for key in reversed(keys)])
+        order = np.lexsort([self[key] for key in reversed(keys)])
         if np.all(order[1:] > order[:-1]):
             return self
         return self.take(order)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphscope.core.symbols import SymbolTable, elide
 from graphscope.core.table import Table
 from graphscope.graph.model import Dag, DagNode
 
@@ -17,11 +18,11 @@ KIND_NAMES = ("kernel", "memcpy", "memset")
 NO_EDGES = "a trace does not record dependencies between nodes: edges are unknown (capture the graph live for them)"
 
 
-def dags_from_trace(nodes: Table, kernel_names: list[str], created: np.ndarray | None = None) -> list[Dag]:
+def dags_from_trace(nodes: Table, symbols: SymbolTable, created: np.ndarray | None = None) -> list[Dag]:
     """One DAG per executed graph id.
 
     `nodes` has one row per executed node: node (graphNodeId), kind (0 kernel, 1 memcpy, 2 memset),
-    name (kernel short-name index into `kernel_names`, -1 otherwise), stream, count, median_ns.
+    name (kernel short-name id in `symbols`, -1 otherwise), stream, count, median_ns.
     `created` optionally lists graphNodeIds created for the instantiated graphs (to show idle nodes).
     """
     ids = nodes.node.astype(np.int64)
@@ -42,7 +43,7 @@ def dags_from_trace(nodes: Table, kernel_names: list[str], created: np.ndarray |
                 continue
             row = by_index[index]
             kind = KIND_NAMES[int(nodes.kind[row])]
-            name = kernel_names[int(nodes.name[row])] if kind == "kernel" and nodes.name[row] >= 0 else kind
+            name = elide(symbols.name(int(nodes.name[row]))) if kind == "kernel" and nodes.name[row] >= 0 else kind
             dag_nodes.append(
                 DagNode(
                     index,

@@ -1,21 +1,31 @@
 """The session database: workloads, runs, per-repetition measurements, traces and tuning history.
 
-One SQLite file (sqlite-utils), by default in the user's data folder. Each run or tuning session is
-written in one transaction, so a crash part-way loses at most the run that was being written.
-Inputs are the plain JSON forms of reports, so this module needs nothing from the runner.
+One SQLite file (sqlite-utils), by default in the user's data folder, in WAL mode with a busy
+timeout, so several graphscope processes can write it at once. Each run is written in one
+transaction and each tuning trial as it is measured, so a crash or a kill loses at most the
+measurement in flight. `PRAGMA user_version` holds the schema version: a database made by a newer
+graphscope, or one that is not graphscope's, is refused rather than altered. Inputs are the plain
+JSON forms of reports, so this module needs nothing from the runner.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
 
+from graphscope.core.errors import BadInputError
 from graphscope.core.settings import default_session_db
+
+SCHEMA_VERSION = 2  # 1: the first release (user_version 0); 2: tuning status, trials written as they come
+BUSY_TIMEOUT_MS = 30_000
+REFUSED_BEFORE_START = ("no_gpu", "bad_workload")
+"""Failures that mean the workload never ran (no GPU, not a workload): not stored as runs."""
 
 SCHEMA: dict[str, tuple[dict[str, type], dict[str, Any]]] = {
     "workloads": ({"id": int, "path": str, "name": str, "sha256": str, "first_seen": float}, {"pk": "id"}),
@@ -74,6 +84,7 @@ SCHEMA: dict[str, tuple[dict[str, type], dict[str, Any]]] = {
             "started": float,
             "finished": float,
             "strategy": str,
+            "status": str,  # running, done, cancelled, failed
             "baseline": str,
             "best": str,
             "summary": str,
@@ -114,10 +125,46 @@ class SessionStore:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_session_db()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = Database(self.path)
+        if self.path.is_dir():
+            raise BadInputError(f"{self.path}: is a directory, not a session database")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = Database(sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000))
+            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._check_schema()
+            self.db.execute("PRAGMA journal_mode = WAL")
+            with self.db.atomic():
+                self._create_or_migrate()
+        except sqlite3.DatabaseError as exc:
+            raise BadInputError(f"{self.path}: not a usable session database ({exc})") from None
+        except OSError as exc:
+            raise BadInputError(f"{self.path}: cannot be opened ({exc.strerror or exc})") from None
+
+    def _check_schema(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise BadInputError(
+                f"{self.path}: made by a newer graphscope (schema {version}, this one knows {SCHEMA_VERSION}); "
+                "upgrade graphscope or use another --session"
+            )
+        foreign = set(self.db.table_names()) - set(SCHEMA)
+        if foreign:
+            raise BadInputError(
+                f"{self.path}: not a graphscope session database (it holds {', '.join(sorted(foreign)[:3])}); "
+                "choose another --session"
+            )
+
+    def _create_or_migrate(self) -> None:
         for name, (columns, options) in SCHEMA.items():
-            self.db[name].create(columns, if_not_exists=True, **options)
+            table = self.db[name]
+            if not table.exists():
+                table.create(columns, **options)
+                continue
+            present = set(table.columns_dict)
+            for column, kind in columns.items():
+                if column not in present:
+                    table.add_column(column, kind)
+        self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:
         self.db.close()
@@ -186,7 +233,10 @@ class SessionStore:
                 self.db["traces"].insert({"run_id": run_id, "mode": mode, **files})
         return run_id
 
-    def record_failure(self, workload: Path, kind: str, message: str, settings: dict[str, Any]) -> int:
+    def record_failure(self, workload: Path, kind: str, message: str, settings: dict[str, Any]) -> int | None:
+        """Store a run that started and failed; returns its id (None for a run refused before it started)."""
+        if kind in REFUSED_BEFORE_START:
+            return None
         now = time.time()
         with self.db.atomic():
             return int(
@@ -207,43 +257,47 @@ class SessionStore:
                 .last_pk
             )
 
-    def record_tuning(self, tuning: dict[str, Any]) -> int:
-        """Store a tuning session and every trial in one transaction; returns its id."""
+    def begin_tuning(self, workload: Path, strategy: str, started: float, baseline: dict[str, Any]) -> int:
+        """Open a tuning session (status 'running'); its trials follow one by one."""
         with self.db.atomic():
-            tuning_id = int(
-                self.db["tunings"]
-                .insert(
-                    {
-                        "workload_id": self.workload_id(Path(tuning["workload"])),
-                        "started": tuning["started"],
-                        "finished": tuning["finished"],
-                        "strategy": tuning["strategy"],
-                        "baseline": json.dumps(tuning["baseline"]),
-                        "best": json.dumps(tuning["best"]),
-                        "summary": json.dumps(tuning["summary"]),
-                    }
-                )
-                .last_pk
-            )
-            self.db["trials"].insert_all(
+            record = {
+                "workload_id": self.workload_id(Path(workload)),
+                "started": started,
+                "strategy": strategy,
+                "status": "running",
+                "baseline": json.dumps(baseline),
+            }
+            return int(self.db["tunings"].insert(record).last_pk)
+
+    def add_trial(self, tuning_id: int, seq: int, trial: dict[str, Any]) -> None:
+        """Store one trial as soon as it is measured (its own transaction: a kill loses only the next one)."""
+        with self.db.atomic():
+            self.db["trials"].upsert(_trial_row(tuning_id, seq, trial), pk=("tuning_id", "seq"))
+
+    def finish_tuning(self, tuning_id: int, tuning: dict[str, Any], status: str = "done") -> None:
+        """Close a tuning session with its conclusion and the full list of trials."""
+        with self.db.atomic():
+            self.db["tunings"].update(
+                tuning_id,
                 {
-                    "tuning_id": tuning_id,
-                    "seq": seq,
-                    "config": json.dumps(t["config"]),
-                    "site": t.get("site"),
-                    "block": json.dumps(t.get("block")),
-                    "how": t["how"],
-                    "median_ns": t.get("median_ns"),
-                    "ci_low_ns": t.get("ci_low_ns"),
-                    "ci_high_ns": t.get("ci_high_ns"),
-                    "reps": t.get("reps"),
-                    "outputs_match": t.get("outputs_match"),
-                    "status": t["status"],
-                    "reason": t.get("reason"),
-                    "apply_ns": t.get("apply_ns"),
-                }
-                for seq, t in enumerate(tuning["trials"])
+                    "finished": tuning.get("finished", time.time()),
+                    "status": status,
+                    "best": json.dumps(tuning.get("best")),
+                    "summary": json.dumps(tuning.get("summary")),
+                },
             )
+            self.db["trials"].upsert_all(
+                (_trial_row(tuning_id, seq, t) for seq, t in enumerate(tuning.get("trials", []))),
+                pk=("tuning_id", "seq"),
+            )
+
+    def record_tuning(self, tuning: dict[str, Any]) -> int:
+        """Store a finished tuning session and every trial in one transaction; returns its id."""
+        with self.db.atomic():
+            tuning_id = self.begin_tuning(
+                Path(tuning["workload"]), tuning["strategy"], tuning["started"], tuning["baseline"]
+            )
+            self.finish_tuning(tuning_id, tuning)
         return tuning_id
 
     def runs(self, workload: Path | None = None) -> list[dict[str, Any]]:
@@ -257,3 +311,22 @@ class SessionStore:
 
     def trials(self, tuning_id: int) -> list[dict[str, Any]]:
         return list(self.db["trials"].rows_where("tuning_id = ?", [tuning_id], order_by="seq"))
+
+
+def _trial_row(tuning_id: int, seq: int, t: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "tuning_id": tuning_id,
+        "seq": seq,
+        "config": json.dumps(t["config"]),
+        "site": t.get("site"),
+        "block": json.dumps(t.get("block")),
+        "how": t["how"],
+        "median_ns": t.get("median_ns"),
+        "ci_low_ns": t.get("ci_low_ns"),
+        "ci_high_ns": t.get("ci_high_ns"),
+        "reps": t.get("reps"),
+        "outputs_match": t.get("outputs_match"),
+        "status": t["status"],
+        "reason": t.get("reason"),
+        "apply_ns": t.get("apply_ns"),
+    }

@@ -1,19 +1,17 @@
-"""Read-only access to an Nsight Systems SQLite export.
+"""Read-only access to an Nsight Systems SQLite export: the file check, the table and column inventory,
+and small queries. Bulk reading of event tables lives in `trace/bulk.py`.
 
-Small tables (strings, metadata, target info) are read through the standard `sqlite3` module with a
-lenient text decoder. Event tables are read column by column in rowid chunks through connectorx,
-which decodes SQLite rows in Rust straight into Arrow buffers (measured 1.5x SQLite's own scan time,
-against 5x for `sqlite3` row tuples; see README). If connectorx cannot decode a chunk (a damaged file
-with text in an integer column, say) that chunk is read again through `sqlite3` with SQL casts.
-
-The user's file is never written: both paths open it with SQLite's `mode=ro`.
+The user's file is never written: it is opened with SQLite's `mode=ro&immutable=1`, so no `-shm` or
+`-wal` file appears beside it, whatever its journal mode. Table and column names are matched without
+regard to case, as SQLite itself matches them.
 """
 
 from __future__ import annotations
 
-import functools
+import math
 import os
 import sqlite3
+import stat
 import threading
 import urllib.parse
 from collections.abc import Sequence
@@ -24,63 +22,107 @@ from pathlib import Path
 import numpy as np
 
 from graphscope.core.errors import BadInputError, NotAnExportError
-from graphscope.core.progress import CancelToken
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 DAMAGED = (sqlite3.DatabaseError, UnicodeDecodeError)  # a damaged schema can yield undecodable error text
-CHUNK_ROWS = 1 << 20
+ROWID_ALIASES = ("rowid", "_rowid_", "oid")
+ROWID = "<rowid>"
+"""A `ColumnSpec.source` that means the table's rowid, under whichever alias no real column shadows."""
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 @dataclass(frozen=True)
 class ColumnSpec:
-    """One column to read: its name in the file, the dtype to store, the value that replaces NULL."""
+    """One column to read: its name(s) in the file (the first present wins), the dtype to store, and
+    the value that replaces NULL (and anything that does not fit the dtype)."""
 
-    source: str
+    source: str | tuple[str, ...]
     dtype: type | np.dtype
     default: int = -1
+    unsigned: bool = False  # CUPTI writes some ids as unsigned 32-bit (4294967295 = none): wrap them
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return (self.source,) if isinstance(self.source, str) else self.source
+
+
+def as_int(value: object) -> int | None:
+    """An integer from a value SQLite returned, or None when it is not one (NULL, text, a fraction,
+    infinity, or beyond 64 bits). Damaged files put text where numbers belong."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value if INT64_MIN <= value <= INT64_MAX else None
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and value.is_integer() and abs(value) < 2**63 else None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lstrip("+-").isdigit():
+            return as_int(int(text))
+    return None
 
 
 def _lenient_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def _sqlite_uri(path: Path) -> str:
-    return "file:" + urllib.parse.quote(str(path)) + "?mode=ro"
+def sqlite_uri(path: Path) -> str:
+    """A read-only, immutable URI: SQLite takes no locks and writes no side files."""
+    return "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro&immutable=1"
+
+
+def quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 class ExportDatabase:
-    """An open export: the table/column inventory plus readers for small and large tables."""
+    """An open export: the table/column inventory plus small queries."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self.notes: list[str] = []
         self._check_file()
         try:
-            self.conn = sqlite3.connect(_sqlite_uri(self.path.resolve()), uri=True, check_same_thread=False)
+            self.conn = sqlite3.connect(sqlite_uri(self.path), uri=True, check_same_thread=False)
             self.conn.text_factory = _lenient_text
             rows = self.conn.execute("SELECT name, type FROM sqlite_master").fetchall()
         except DAMAGED as exc:
             raise NotAnExportError(f"{self.path}: a damaged or truncated SQLite file ({exc})") from None
-        self.tables = sorted(name for name, kind in rows if kind == "table")
+        self.tables = sorted(str(name) for name, kind in rows if kind == "table" and name is not None)
+        self._by_lower = {name.lower(): name for name in reversed(self.tables)}
         self._columns: dict[str, list[str]] = {}
-        self._lock = threading.Lock()  # event tables are read from worker threads; sqlite3 calls take turns
+        self._aliases: dict[str, str | None] = {}
+        self._lock = threading.Lock()  # tables are read from worker threads; sqlite3 calls take turns
 
     def _check_file(self) -> None:
         path = self.path
-        if not path.exists():
-            raise BadInputError(f"{path}: no such file")
-        if path.is_dir():
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            raise BadInputError(f"{path}: no such file") from None
+        except OSError as exc:
+            raise BadInputError(f"{path}: cannot be read ({exc.strerror})") from None
+        if stat.S_ISDIR(info.st_mode):
             raise BadInputError(f"{path}: is a directory, not an export file")
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or a device would block or never end
+            raise BadInputError(f"{path}: not a regular file (a pipe or a device); save the export to a file first")
         try:
             with open(path, "rb") as handle:
-                header = handle.read(len(SQLITE_HEADER))
+                header = handle.read(100)
         except OSError as exc:
             raise BadInputError(f"{path}: cannot be read ({exc.strerror})") from None
         if not header:
             raise NotAnExportError(f"{path}: the file is empty")
-        if header != SQLITE_HEADER:
+        if header[: len(SQLITE_HEADER)] != SQLITE_HEADER:
             raise NotAnExportError(f"{path}: not an SQLite file (export a .nsys-rep with `nsys export --type sqlite`)")
-        if path.stat().st_size < 512:
-            raise NotAnExportError(f"{path}: the file is truncated ({path.stat().st_size} bytes)")
+        if info.st_size < 512:
+            raise NotAnExportError(f"{path}: the file is truncated ({info.st_size} bytes)")
+        wal = Path(str(path) + "-wal")
+        if header[18] == 2 and wal.is_file() and wal.stat().st_size > 0:
+            self.notes.append(
+                f"{wal.name} holds changes not yet merged into the export; they were not read "
+                "(open the file once with sqlite3 to merge them)"
+            )
 
     def close(self) -> None:
         self.conn.close()
@@ -94,23 +136,52 @@ class ExportDatabase:
     # -- inventory -------------------------------------------------------------------------------
 
     def has(self, table: str) -> bool:
-        return table in self.tables
+        return table.lower() in self._by_lower
 
     def columns(self, table: str) -> list[str]:
-        """Column names of a table (empty if the table is absent)."""
-        if table not in self._columns:
-            if table not in self.tables:
-                return []
-            info = self.query(f'PRAGMA table_info("{table}")')
-            self._columns[table] = [row[1] for row in info]
-        return self._columns[table]
+        """Column names of a table as the file spells them (empty if the table is absent)."""
+        real = self._by_lower.get(table.lower())
+        if real is None:
+            return []
+        if real not in self._columns:
+            info = self.query(f"PRAGMA table_info({quoted(real)})")
+            self._columns[real] = [str(row[1]) for row in info if row[1] is not None]
+        return self._columns[real]
+
+    def column(self, table: str, name: str) -> str | None:
+        """The file's spelling of column `name` (any case), or None if the table lacks it."""
+        wanted = name.lower()
+        return next((c for c in self.columns(table) if c.lower() == wanted), None)
+
+    def has_columns(self, table: str, *names: str) -> bool:
+        return all(self.column(table, n) is not None for n in names)
 
     def resolve_table(self, name: str) -> str | None:
-        """The table holding `name`'s data: the exact name, else its highest `_Vn` variant."""
-        if name in self.tables:
-            return name
-        variants = [t for t in self.tables if t.startswith(name + "_V") and t[len(name) + 2 :].isdigit()]
-        return max(variants, key=lambda t: int(t[len(name) + 2 :])) if variants else None
+        """The table holding `name`'s data: the exact name (any case), else its highest `_Vn` variant."""
+        found = self._by_lower.get(name.lower())
+        if found is not None:
+            return found
+        prefix = name.lower() + "_v"
+        variants = [t for t in self.tables if t.lower().startswith(prefix) and t[len(prefix) :].isdigit()]
+        return max(variants, key=lambda t: int(t[len(prefix) :])) if variants else None
+
+    def rowid_alias(self, table: str) -> str | None:
+        """The name that reaches the rowid (`rowid`, unless a real column took that name), or None for a
+        WITHOUT ROWID table."""
+        real = self._by_lower.get(table.lower(), table)
+        if real not in self._aliases:
+            taken = {c.lower() for c in self.columns(real)}
+            alias = next((a for a in ROWID_ALIASES if a not in taken), None)
+            if alias is not None:
+                try:
+                    with self._lock:
+                        self.conn.execute(f"SELECT {alias} FROM {quoted(real)} LIMIT 1").fetchall()
+                except sqlite3.OperationalError:
+                    alias = None  # WITHOUT ROWID
+                except DAMAGED as exc:
+                    raise NotAnExportError(f"{self.path}: the file is damaged ({exc})") from None
+            self._aliases[real] = alias
+        return self._aliases[real]
 
     def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         """Run a small query through sqlite3; a damaged file becomes a clear error."""
@@ -119,108 +190,35 @@ class ExportDatabase:
                 return self.conn.execute(sql, params).fetchall()
         except DAMAGED as exc:
             raise NotAnExportError(f"{self.path}: the file is damaged ({exc})") from None
+        except OverflowError:
+            raise NotAnExportError(f"{self.path}: the file holds integers too large for 64 bits") from None
+
+    def read_integers(self, sql: str, width: int) -> list[np.ndarray]:
+        """The columns of a query whose `width` values per row are all integers (the slow, sure path)."""
+        try:
+            with self._lock:
+                flat = np.fromiter(chain.from_iterable(self.conn.execute(sql)), dtype=np.int64)
+        except DAMAGED as exc:
+            raise NotAnExportError(f"{self.path}: the file is damaged ({exc})") from None
+        except (OverflowError, TypeError, ValueError):
+            raise NotAnExportError(f"{self.path}: the file holds values that are not 64-bit integers") from None
+        matrix = flat.reshape(-1, width)
+        return [matrix[:, i] for i in range(width)]
+
+    def select(self, table: str, wanted: Sequence[str], where: str = "") -> list[tuple]:
+        """Rows of the `wanted` columns (any case; NULL for absent ones) of a small table."""
+        real = self.resolve_table(table)
+        if real is None:
+            return []
+        columns = ", ".join(quoted(c) if (c := self.column(real, name)) else "NULL" for name in wanted)
+        return self.query(f"SELECT {columns} FROM {quoted(real)}" + (f" WHERE {where}" if where else ""))
 
     def key_values(self, table: str) -> dict[str, str]:
         """A (name, value) metadata table as a dict; empty if absent."""
-        if not self.has(table) or not {"name", "value"} <= set(self.columns(table)):
+        if not self.has_columns(table, "name", "value"):
             return {}
-        return {str(k): str(v) for k, v in self.query(f'SELECT name, value FROM "{table}"')}
+        return {str(k): str(v) for k, v in self.select(table, ("name", "value")) if k is not None}
 
     def row_count(self, table: str) -> int:
-        return self.query(f'SELECT count(*) FROM "{table}"')[0][0]
-
-    # -- bulk reading ----------------------------------------------------------------------------
-
-    def read_columns(
-        self, table: str, specs: dict[str, ColumnSpec], cancel: CancelToken | None = None
-    ) -> tuple[dict[str, np.ndarray], list[str]]:
-        """Read columns of an event table into numpy arrays (in rowid order).
-
-        Columns whose `source` is absent from the table are filled with their default. Values are
-        copied once, from the reader's Arrow buffers straight into the final (narrowed) arrays.
-        Returns the arrays and warnings about values that had to be coerced.
-        """
-        present = {*self.columns(table), "rowid"}
-        read = {name: spec for name, spec in specs.items() if spec.source in present}
-        bounds = self.query(f'SELECT min(rowid), max(rowid) FROM "{table}"')[0]
-        warnings: list[str] = []
-        if bounds[0] is None or not read:
-            n = 0 if bounds[0] is None else self.row_count(table)
-            return {name: np.full(n, spec.default, dtype=spec.dtype) for name, spec in specs.items()}, []
-        low, high = int(bounds[0]), int(bounds[1])
-        capacity = high - low + 1
-        out = {name: np.empty(capacity, dtype=spec.dtype) for name, spec in read.items()}
-        filled = 0
-        for start in range(low, high + 1, CHUNK_ROWS):
-            if cancel is not None:
-                cancel.check()
-            batches, slow = self._read_chunk(table, read, f"rowid >= {start} AND rowid < {start + CHUNK_ROWS}")
-            if slow and not warnings:
-                warnings.append(f"{table}: some values are not integers where numbers belong; read them as 0")
-            for batch in batches:
-                rows = len(batch[0])
-                for name, values in zip(read, batch):
-                    out[name][filled : filled + rows] = values
-                filled += rows
-        result = {name: array[:filled] if filled == capacity else array[:filled].copy() for name, array in out.items()}
-        for name, spec in specs.items():
-            if name not in result:
-                result[name] = np.full(filled, spec.default, dtype=spec.dtype)
-        return result, warnings
-
-    def _read_chunk(
-        self, table: str, specs: dict[str, ColumnSpec], condition: str
-    ) -> tuple[list[list[np.ndarray]], bool]:
-        """Record batches (lists of column arrays) through connectorx; through sqlite3 casts if that
-        fails, and then the flag is True."""
-        if not _connectorx_available():  # a minimal environment: the slower standard-library path
-            return [self._read_chunk_sqlite3(table, specs, condition)], False
-        select = ", ".join(f'IFNULL("{s.source}", {s.default}) AS c{i}' for i, s in enumerate(specs.values()))
-        try:
-            return _read_with_connectorx(self.path, f'SELECT {select} FROM "{table}" WHERE {condition}'), False
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException:  # connectorx raises RuntimeError, TypeError (text), or a Rust panic on damaged pages
-            return [self._read_chunk_sqlite3(table, specs, condition)], True
-
-    def _read_chunk_sqlite3(self, table: str, specs: dict[str, ColumnSpec], condition: str) -> list[np.ndarray]:
-        select = ", ".join(f'CAST(IFNULL("{s.source}", {s.default}) AS INTEGER)' for s in specs.values())
-        try:
-            with self._lock:
-                cursor = self.conn.execute(f'SELECT {select} FROM "{table}" WHERE {condition}')
-                flat = np.fromiter(chain.from_iterable(cursor), dtype=np.int64)
-        except DAMAGED as exc:
-            raise NotAnExportError(f"{self.path}: the file is damaged ({exc})") from None
-        except OverflowError:
-            raise NotAnExportError(f"{self.path}: table {table} holds integers too large for 64 bits") from None
-        matrix = flat.reshape(-1, len(specs))
-        return [matrix[:, i] for i in range(len(specs))]
-
-
-@functools.cache
-def _connectorx_available() -> bool:
-    try:
-        import connectorx  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def _read_with_connectorx(path: Path, sql: str) -> list[list[np.ndarray]]:
-    """Run one query through connectorx; its record batches as zero-copy numpy views, per column.
-
-    Raises TypeError when a column did not decode as numbers (connectorx types by the first row).
-    """
-    import connectorx
-
-    uri = "sqlite://" + urllib.parse.quote(_sqlite_uri(path.resolve()), safe="")
-    arrow = connectorx.read_sql(uri, sql, return_type="arrow")
-    batches = []
-    for batch in arrow.to_batches():
-        if batch.num_rows == 0:  # connectorx types an empty result as text
-            continue
-        columns = [column.to_numpy(zero_copy_only=False) for column in batch.columns]
-        if any(c.dtype.kind not in "iuf" for c in columns):
-            raise TypeError("a column holds text where numbers belong")
-        batches.append(columns)
-    return batches
+        real = self.resolve_table(table)
+        return int(self.query(f"SELECT count(*) FROM {quoted(real)}")[0][0]) if real else 0

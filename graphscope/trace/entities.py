@@ -6,7 +6,7 @@ import numpy as np
 
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table
-from graphscope.trace.database import ExportDatabase
+from graphscope.trace.database import ExportDatabase, as_int
 from graphscope.trace.model import GpuInfo
 
 PID_MASK = 0xFFFFFF
@@ -17,14 +17,26 @@ def process_key(global_id: np.ndarray) -> np.ndarray:
     return np.right_shift(global_id, 24)
 
 
-def build_processes(db: ExportDatabase, symbols: SymbolTable, keys: np.ndarray) -> Table:
+def _int_rows(rows: list[tuple], warnings: list[str] | None, what: str) -> list[tuple[int | None, ...]]:
+    """Rows with every value as an int (None where a value is not one), warning once about the bad ones."""
+    converted = [tuple(as_int(v) for v in row) for row in rows]
+    bad = sum(1 for raw, row in zip(rows, converted) if any(v is None and r is not None for r, v in zip(raw, row)))
+    if bad and warnings is not None:
+        warnings.append(f"{what}: {bad} rows hold text or out-of-range values where numbers belong; ignored")
+    return converted
+
+
+def build_processes(
+    db: ExportDatabase, symbols: SymbolTable, keys: np.ndarray, warnings: list[str] | None = None
+) -> Table:
     """One row per process that owns events: key, OS pid and a name (from PROCESSES or its main thread)."""
     keys = np.unique(keys)
     names: dict[int, str] = {}
-    if {"globalPid", "name"} <= set(db.columns("PROCESSES")):
-        for global_pid, name in db.query("SELECT globalPid, name FROM PROCESSES"):
+    if db.has_columns("PROCESSES", "globalPid", "name"):
+        rows = db.select("PROCESSES", ("globalPid", "name"))
+        for (global_pid,), (_, name) in zip(_int_rows([r[:1] for r in rows], warnings, "PROCESSES"), rows):
             if global_pid is not None and name:
-                names[int(global_pid) >> 24] = str(name)
+                names[global_pid >> 24] = str(name)
     thread_names = _thread_names(db, symbols)
     pids = keys & PID_MASK
     name_ids = np.empty(len(keys), dtype=np.int32)
@@ -59,32 +71,46 @@ def index_of(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _thread_names(db: ExportDatabase, symbols: SymbolTable) -> dict[int, str]:
-    if not {"nameId", "globalTid"} <= set(db.columns("ThreadNames")):
+    if not db.has_columns("ThreadNames", "nameId", "globalTid"):
         return {}
-    rows = db.query("SELECT globalTid, nameId FROM ThreadNames WHERE globalTid IS NOT NULL")
-    return {int(g): symbols.name(int(n)) for g, n in rows if n is not None}
+    rows = _int_rows(db.select("ThreadNames", ("globalTid", "nameId")), None, "ThreadNames")
+    return {g: symbols.name(n) for g, n in rows if g is not None and n is not None}
 
 
-def read_gpus(db: ExportDatabase) -> list[GpuInfo]:
+_NUMBERS = slice(3, None)  # in a GPU row: name and bus first, then numbers
+
+
+def _gpu(device: int, row: tuple, numbers: tuple[int | None, ...]) -> GpuInfo:
+    sm, major, minor, *limits = numbers
+    capability = f"{major}.{minor}" if major is not None else None
+    return GpuInfo(device, str(row[1] or f"GPU {device}"), str(row[2] or ""), sm, capability, *limits)
+
+
+def read_gpus(db: ExportDatabase, warnings: list[str] | None = None) -> list[GpuInfo]:
     """CUDA GPUs of the capture, keyed by the device ordinal that event rows carry."""
-    columns = set(db.columns("TARGET_INFO_GPU"))
-    if "id" in columns:
-        return _gpus_from_target_info(db, columns)
-    old = set(db.columns("TARGET_INFO_CUDA_GPU"))
-    if {"deviceId", "name"} <= old:
-        rows = db.query(
-            "SELECT deviceId, name, pciBusId, numMultiprocessors, computeCapabilityMajor, computeCapabilityMinor, "
-            "maxThreadsPerBlock, maxRegistersPerBlock, maxRegistersPerMultiprocessor, maxSharedMemoryPerBlock, "
-            "numThreadsPerWarp FROM TARGET_INFO_CUDA_GPU"
+    if db.has_columns("TARGET_INFO_GPU", "id"):
+        return _gpus_from_target_info(db, warnings)
+    if db.has_columns("TARGET_INFO_CUDA_GPU", "deviceId", "name"):
+        wanted = (
+            "deviceId",
+            "name",
+            "pciBusId",
+            "numMultiprocessors",
+            "computeCapabilityMajor",
+            "computeCapabilityMinor",
+            "maxThreadsPerBlock",
+            "maxRegistersPerBlock",
+            "maxRegistersPerMultiprocessor",
+            "maxSharedMemoryPerBlock",
+            "numThreadsPerWarp",
         )
-        return [
-            GpuInfo(int(r[0]), str(r[1]), str(r[2] or ""), r[3], f"{r[4]}.{r[5]}", r[6], r[7], r[8], r[9], r[10])
-            for r in rows
-        ]
+        rows = db.select("TARGET_INFO_CUDA_GPU", wanted)
+        numbers = _int_rows([(r[0], *r[_NUMBERS]) for r in rows], warnings, "TARGET_INFO_CUDA_GPU")
+        return [_gpu(n[0], r, n[1:]) for r, n in zip(rows, numbers) if n[0] is not None]
     return []
 
 
-def _gpus_from_target_info(db: ExportDatabase, columns: set[str]) -> list[GpuInfo]:
+def _gpus_from_target_info(db: ExportDatabase, warnings: list[str] | None) -> list[GpuInfo]:
     wanted = [
         "id",
         "name",
@@ -99,30 +125,37 @@ def _gpus_from_target_info(db: ExportDatabase, columns: set[str]) -> list[GpuInf
         "threadsPerWarp",
         "cuDevice",
     ]
-    select = ", ".join(c if c in columns else "NULL" for c in wanted)
     cuda_ids: dict[int, int] = {}
-    if {"gpuId", "cudaId"} <= set(db.columns("TARGET_INFO_CUDA_DEVICE")):
-        cuda_ids = {int(g): int(c) for g, c in db.query("SELECT gpuId, cudaId FROM TARGET_INFO_CUDA_DEVICE")}
+    if db.has_columns("TARGET_INFO_CUDA_DEVICE", "gpuId", "cudaId"):
+        pairs = _int_rows(
+            db.select("TARGET_INFO_CUDA_DEVICE", ("gpuId", "cudaId")), warnings, "TARGET_INFO_CUDA_DEVICE"
+        )
+        cuda_ids = {g: c for g, c in pairs if g is not None and c is not None}
+    rows = db.select("TARGET_INFO_GPU", wanted)
+    numbers = _int_rows([(r[0], *r[_NUMBERS]) for r in rows], warnings, "TARGET_INFO_GPU")
     gpus = []
-    for r in db.query(f"SELECT {select} FROM TARGET_INFO_GPU"):
-        if r[3] is not None and r[3] <= 0:
-            continue  # a display adapter listed on Windows, not a CUDA device
-        device = cuda_ids.get(int(r[0]), r[11] if r[11] is not None else r[0])
-        capability = f"{r[4]}.{r[5]}" if r[4] is not None else None
-        gpus.append(GpuInfo(int(device), str(r[1]), str(r[2] or ""), r[3], capability, r[6], r[7], r[8], r[9], r[10]))
+    for r, (gpu_id, *values) in zip(rows, numbers):
+        if gpu_id is None or (values[0] is not None and values[0] <= 0):
+            continue  # no usable id, or a display adapter listed on Windows (no SMs), not a CUDA device
+        cu_device = values[-1]
+        device = cuda_ids.get(gpu_id, cu_device if cu_device is not None else gpu_id)
+        gpus.append(_gpu(device, r, tuple(values[:-1])))
     return sorted(gpus, key=lambda g: g.device)
 
 
-def read_streams(db: ExportDatabase) -> Table:
+def read_streams(db: ExportDatabase, warnings: list[str] | None = None) -> Table:
     """Stream metadata: OS pid, context, stream id, priority (signed) and flag (1 default, 2 non-blocking, 3 null)."""
     empty = Table.empty(
         {"pid": np.int64, "context": np.int32, "stream": np.int32, "priority": np.int32, "flag": np.int16}
     )
-    if not {"streamId", "processId", "contextId"} <= set(db.columns("TARGET_INFO_CUDA_STREAM")):
+    if not db.has_columns("TARGET_INFO_CUDA_STREAM", "streamId", "processId", "contextId"):
         return empty
-    rows = db.query(
-        "SELECT processId, contextId, streamId, IFNULL(priority, 0), IFNULL(flag, 0) FROM TARGET_INFO_CUDA_STREAM"
-    )
+    raw = db.select("TARGET_INFO_CUDA_STREAM", ("processId", "contextId", "streamId", "priority", "flag"))
+    rows = [
+        (pid, context, stream, priority or 0, flag or 0)
+        for pid, context, stream, priority, flag in _int_rows(raw, warnings, "TARGET_INFO_CUDA_STREAM")
+        if None not in (pid, context, stream) and -(1 << 31) <= stream < (1 << 31) and -(1 << 31) <= context < (1 << 31)
+    ]
     if not rows:
         return empty
     matrix = np.array(rows, dtype=np.int64)

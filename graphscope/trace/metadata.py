@@ -64,12 +64,12 @@ def describe_contents(db: ExportDatabase, trace: Trace) -> None:
         "gpus": len(trace.gpus),
     }
     lacks = info.lacks
-    if not db.has(schema.RUNTIME):
+    if not db.resolve_table(schema.RUNTIME):
         lacks.append("no CUDA API table: CPU launch lanes and launch overhead are unavailable")
-    if not db.has(schema.KERNEL):
+    if not db.resolve_table(schema.KERNEL):
         reason = "CUDA API rows but no GPU activity was recorded" if len(trace.api) else "CUDA tracing was off"
         lacks.append(f"no kernel table ({reason}): GPU lanes, kernel statistics and utilisation are empty")
-    if not db.has(schema.NVTX):
+    if not db.resolve_table(schema.NVTX):
         lacks.append("no NVTX table: no user ranges")
     if info.nsys_version is None:
         lacks.append("no version metadata: the Nsight Systems version is unknown")

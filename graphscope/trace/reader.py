@@ -1,34 +1,56 @@
-"""Load an Nsight Systems export (SQLite, or .nsys-rep through `nsys export`) into a `Trace`."""
+"""Load an Nsight Systems export (SQLite, or .nsys-rep through `nsys export`) into a `Trace`.
+
+Only the columns a command needs are read up front (`schema.SUMMARY_COLUMNS` plus what the caller
+asks for); the others stay deferred in their tables and load on first use, in one pass per table.
+"""
 
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
 from graphscope.core.errors import NotAnExportError, UnsupportedSchemaError
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
-from graphscope.core.symbols import SymbolTable
-from graphscope.core.table import Table
+from graphscope.core.symbols import SymbolTable, elide
+from graphscope.core.table import Deferred, Table
 from graphscope.trace import entities, metadata, schema
-from graphscope.trace.database import ColumnSpec, ExportDatabase
+from graphscope.trace.bulk import read_tables
+from graphscope.trace.database import ColumnSpec, ExportDatabase, as_int, quoted
 from graphscope.trace.model import Trace
 
 _MAX_STRING_ID_SLACK = 1 << 20
-READ_THREADS = 2
+_MAX_STRING = 1 << 16  # no real name is this long; a damaged or hostile file's would flood every view
+CPU_KEYS = ("api", "nvtx", "graph_nodes", "graph_events")
+GPU_KEYS = ("kernels", "memcpy", "memset", "sync", "graph_launches")
+TABLES: dict[str, tuple[str, dict[str, ColumnSpec]]] = {
+    "api": (schema.RUNTIME, schema.API_COLUMNS),
+    "kernels": (schema.KERNEL, schema.KERNEL_COLUMNS),
+    "memcpy": (schema.MEMCPY, schema.MEMCPY_COLUMNS),
+    "memset": (schema.MEMSET, schema.MEMSET_COLUMNS),
+    "sync": (schema.SYNC, schema.SYNC_COLUMNS),
+    "graph_launches": (schema.GRAPH_TRACE, schema.GRAPH_TRACE_COLUMNS),
+    "nvtx": (schema.NVTX, schema.NVTX_COLUMNS),
+    "graph_nodes": (schema.GRAPH_NODE_TABLES[0], schema.GRAPH_NODE_COLUMNS),
+    "graph_events": (schema.GRAPH_EVENTS, schema.GRAPH_EVENT_COLUMNS),
+}
+Columns = Mapping[str, Iterable[str]] | Literal["all"] | None
 
 
 def load_trace(
     path: str | os.PathLike[str],
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
+    columns: Columns = None,
 ) -> Trace:
-    """Read every event table graphscope uses; raise a `GraphscopeError` with a one-line reason if unusable.
+    """Read an export; raise a `GraphscopeError` with a one-line reason if it is unusable.
 
-    Damaged-but-readable content (dangling string ids, negative durations, wrongly typed values) is
-    loaded and described in `trace.info.warnings`.
+    `columns` adds columns to read up front ({"kernels": ("name",)}), or "all" reads every column.
+    Damaged-but-readable content (dangling string ids, negative durations, wrongly typed values, rowid
+    gaps) is loaded and described in `trace.info.warnings`.
     """
     path = Path(path)
     if path.suffix == ".nsys-rep":
@@ -37,80 +59,95 @@ def load_trace(
         path = export_to_sqlite(path, progress, cancel)
     progress(0.0, f"opening {path.name}")
     with ExportDatabase(path) as db:
-        return _load(db, progress, cancel)
+        return _load(db, progress, cancel, columns)
 
 
-def _load(db: ExportDatabase, progress: ProgressCallback, cancel: CancelToken | None) -> Trace:
-    known = [schema.RUNTIME, schema.KERNEL, schema.NVTX, "StringIds"]
-    if not any(db.resolve_table(t) for t in known):
+def _eager_names(key: str, columns: Columns) -> set[str]:
+    specs = TABLES[key][1]
+    if columns == "all" or key not in schema.SUMMARY_COLUMNS:
+        return set(specs)
+    extra = set(columns.get(key, ())) if isinstance(columns, Mapping) else set()
+    return {*schema.SUMMARY_COLUMNS[key], *extra} & set(specs)
+
+
+def _table_of(db: ExportDatabase, key: str) -> str | None:
+    """The file's table for a key; the graph-node table had another name in 2022.2."""
+    if key == "graph_nodes":
+        found = (db.resolve_table(t) for t in schema.GRAPH_NODE_TABLES if db.has_columns(t, "graphNodeId"))
+        return next(found, None)
+    if key == "graph_events":
+        return db.resolve_table(schema.GRAPH_EVENTS) if db.has_columns(schema.GRAPH_EVENTS, "graphId") else None
+    return db.resolve_table(TABLES[key][0])
+
+
+def _check_required(db: ExportDatabase, key: str, table: str) -> None:
+    name = TABLES[key][0]
+    missing = [c for c in schema.REQUIRED.get(name, ()) if db.column(table, c) is None]
+    if key == "kernels" and not any(db.column(table, c) for c in schema.KERNEL_NAME_COLUMNS):
+        missing.append("shortName/demangledName")
+    if missing:
+        raise UnsupportedSchemaError(f"{db.path}: table {table} lacks required column(s) {', '.join(missing)}")
+
+
+def _load(db: ExportDatabase, progress: ProgressCallback, cancel: CancelToken | None, columns: Columns) -> Trace:
+    if not any(db.resolve_table(t) for t in (schema.RUNTIME, schema.KERNEL, schema.NVTX, "StringIds")):
         raise NotAnExportError(
             f"{db.path}: an SQLite database, but not an Nsight Systems export (no StringIds, CUDA or NVTX tables)"
         )
     info = metadata.read_export_info(db)
+    info.warnings.extend(db.notes)
     symbols = _read_strings(db, info.warnings)
-    steps = [
-        ("api", schema.RUNTIME, schema.API_COLUMNS),
-        ("kernels", schema.KERNEL, schema.KERNEL_COLUMNS),
-        ("memcpy", schema.MEMCPY, schema.MEMCPY_COLUMNS),
-        ("memset", schema.MEMSET, schema.MEMSET_COLUMNS),
-        ("sync", schema.SYNC, schema.SYNC_COLUMNS),
-        ("graph_launches", schema.GRAPH_TRACE, schema.GRAPH_TRACE_COLUMNS),
-        ("nvtx", schema.NVTX, {**schema.NVTX_COLUMNS, "rowid": ColumnSpec("rowid", np.int64, -1)}),
-    ]
-    for _, table_name, _ in steps:  # the column inventory, read once before the workers start
-        db.columns(db.resolve_table(table_name) or table_name)
-    raw: dict[str, dict[str, np.ndarray]] = {}
-    with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:  # connectorx releases the GIL while reading
-        futures = {
-            pool.submit(_read_event_table, db, table_name, specs, info.warnings, cancel): key
-            for key, table_name, specs in steps
-        }
-        for done, future in enumerate(as_completed(futures)):
-            raw[futures[future]] = future.result()
-            progress(0.05 + 0.85 * (done + 1) / len(steps), f"read {futures[future]}")
-    raw["graph_nodes"], raw["graph_events"] = _read_graph_tables(db, info.warnings, cancel)
+    tables = {key: _table_of(db, key) for key in TABLES}
+    for key, table in tables.items():
+        if table is not None:
+            _check_required(db, key, table)
+    eager = {key: _eager_names(key, columns) for key in TABLES}
+    requests = {key: (tables[key], {n: s for n, s in TABLES[key][1].items() if n in eager[key]}) for key in TABLES}
+    reads = read_tables(db, requests, cancel, lambda f, m: progress(0.05 + 0.8 * f, m))
+    raw = {key: read.columns for key, read in reads.items()}
+    for read in reads.values():
+        info.warnings.extend(w for w in read.warnings if w not in info.warnings)
     progress(0.9, "linking processes and threads")
 
-    api = raw["api"]
-    backtrace = api["event_class"] == schema.BACKTRACE_EVENT_CLASS
+    keep: dict[str, np.ndarray | None] = dict.fromkeys(TABLES)
+    backtrace = raw["api"]["event_class"] == schema.BACKTRACE_EVENT_CLASS
     info.backtrace_duplicates = int(backtrace.sum())
     if info.backtrace_duplicates:
-        raw["api"] = {name: column[~backtrace] for name, column in api.items()}
-    _attach_nvtx_text(db, raw["nvtx"], symbols)
+        keep["api"] = ~backtrace
+        raw["api"] = {name: column[~backtrace] for name, column in raw["api"].items()}
+    _attach_nvtx_text(db, tables["nvtx"], raw["nvtx"], symbols)
 
-    cpu_keys = ("api", "nvtx", "graph_nodes", "graph_events")
-    gpu_keys = ("kernels", "memcpy", "memset", "sync", "graph_launches")
     process_keys = np.concatenate(
-        [entities.process_key(np.unique(raw[k]["global_tid"])) for k in cpu_keys]
-        + [entities.process_key(np.unique(raw[k]["global_pid"])) for k in gpu_keys]
+        [entities.process_key(np.unique(raw[k]["global_tid"])) for k in CPU_KEYS]
+        + [entities.process_key(np.unique(raw[k]["global_pid"])) for k in GPU_KEYS]
     )
-    processes = entities.build_processes(db, symbols, process_keys)
-    all_tids = np.concatenate([np.unique(raw[k]["global_tid"]) for k in cpu_keys])
+    processes = entities.build_processes(db, symbols, process_keys, info.warnings)
+    all_tids = np.concatenate([np.unique(raw[k]["global_tid"]) for k in CPU_KEYS])
     threads = entities.build_threads(db, symbols, all_tids, processes)
 
-    tables: dict[str, Table] = {}
-    for columns in raw.values():
-        _sort_by_start(columns)
-    for key in cpu_keys:
+    order = {key: _sort_by_start(columns) for key, columns in raw.items()}
+    _check_rows(raw, symbols, info.warnings)
+    result: dict[str, Table] = {}
+    for key in TABLES:
         columns = raw[key]
-        global_tid = columns.pop("global_tid")
-        columns["thread"] = entities.index_of(threads.global_tid, global_tid)
-        columns["process"] = threads.process[columns["thread"]] if len(global_tid) else np.empty(0, np.int32)
-        tables[key] = Table(columns)
-    for key in gpu_keys:
-        columns = raw[key]
-        columns["process"] = entities.index_of(processes.key, entities.process_key(columns.pop("global_pid")))
-        tables[key] = Table(columns)
-    _check_rows(tables, symbols, info.warnings)
+        if key in CPU_KEYS:
+            global_tid = columns.pop("global_tid")
+            columns["thread"] = entities.index_of(threads.global_tid, global_tid)
+            columns["process"] = threads.process[columns["thread"]] if len(global_tid) else np.empty(0, np.int32)
+        else:
+            columns["process"] = entities.index_of(processes.key, entities.process_key(columns.pop("global_pid")))
+        later = {n: s for n, s in TABLES[key][1].items() if n not in eager[key]}
+        deferred = _deferred(db.path, key, tables[key], later, keep[key], order[key], info.warnings) if later else None
+        result[key] = Table(columns, deferred)
 
     trace = Trace(
         info=info,
         symbols=symbols,
         processes=processes,
         threads=threads,
-        streams=entities.read_streams(db),
-        gpus=entities.read_gpus(db),
-        **tables,
+        streams=entities.read_streams(db, info.warnings),
+        gpus=entities.read_gpus(db, info.warnings),
+        **result,
     )
     info.graph_trace_mode = metadata.infer_graph_mode(trace)
     metadata.describe_contents(db, trace)
@@ -118,111 +155,114 @@ def _load(db: ExportDatabase, progress: ProgressCallback, cancel: CancelToken | 
     return trace
 
 
+def _deferred(
+    path: Path,
+    key: str,
+    table: str | None,
+    specs: dict[str, ColumnSpec],
+    keep: np.ndarray | None,
+    order: np.ndarray | None,
+    warnings: list[str],
+) -> Deferred:
+    """Columns read on first use, in one pass, filtered and ordered as the eager ones were."""
+
+    def load() -> dict[str, np.ndarray]:
+        with ExportDatabase(path) as db:
+            read = read_tables(db, {key: (table, specs)})[key]
+        warnings.extend(w for w in read.warnings if w not in warnings)
+        columns = read.columns
+        if keep is not None:
+            columns = {name: array[keep] for name, array in columns.items()}
+        if order is not None:
+            columns = {name: array[order] for name, array in columns.items()}
+        return columns
+
+    return Deferred(tuple(specs), load)
+
+
 def _read_strings(db: ExportDatabase, warnings: list[str]) -> SymbolTable:
     if not db.has("StringIds"):
         return SymbolTable()
-    if not {"id", "value"} <= set(db.columns("StringIds")):
+    if not db.has_columns("StringIds", "id", "value"):
         raise UnsupportedSchemaError(f"{db.path}: table StringIds lacks its id/value columns")
-    rows = db.query("SELECT id, value FROM StringIds WHERE id >= 0 ORDER BY id")
+    rows, skipped, cut = [], 0, 0
+    for raw_id, value in db.select("StringIds", ("id", "value")):
+        string_id = as_int(raw_id)
+        if string_id is None or string_id < 0 or value is None:
+            skipped += 1
+            continue
+        text = str(value)
+        if len(text) > _MAX_STRING:
+            text, cut = elide(text, _MAX_STRING), cut + 1
+        rows.append((string_id, text))
+    if skipped:
+        warnings.append(f"StringIds: {skipped} rows without a usable id or text were ignored")
+    if cut:
+        warnings.append(f"StringIds: {cut} strings longer than {_MAX_STRING:,} characters were cut short")
     if not rows:
         return SymbolTable()
+    rows.sort()
     limit = len(rows) + _MAX_STRING_ID_SLACK
     if rows[-1][0] >= limit:
         warnings.append("StringIds holds ids far outside its size; those strings were ignored")
         rows = [r for r in rows if r[0] < limit]
     if rows[-1][0] == len(rows) - 1:
-        return SymbolTable([str(v) for _, v in rows])
+        return SymbolTable([v for _, v in rows])
     strings = [f"[unknown #{i}]" for i in range(rows[-1][0] + 1)]
     for string_id, value in rows:
-        strings[string_id] = str(value)
+        strings[string_id] = value
     return SymbolTable(strings)
 
 
-def _read_event_table(
-    db: ExportDatabase,
-    name: str,
-    specs: dict[str, ColumnSpec],
-    warnings: list[str],
-    cancel: CancelToken | None,
-) -> dict[str, np.ndarray]:
-    table = db.resolve_table(name)
-    if table is None:
-        return {key: np.empty(0, dtype=spec.dtype) for key, spec in specs.items()}
-    present = set(db.columns(table))
-    missing = [c for c in schema.REQUIRED.get(name, ()) if c not in present]
-    if name == schema.KERNEL and not present & set(schema.KERNEL_NAME_COLUMNS):
-        missing.append("shortName/demangledName")
-    if missing:
-        raise UnsupportedSchemaError(f"{db.path}: table {table} lacks required column(s) {', '.join(missing)}")
-    columns, notes = db.read_columns(table, specs, cancel=cancel)
-    warnings.extend(notes)
-    if name == schema.KERNEL:
-        if "shortName" not in present:
-            columns["short_name"] = columns["name"]
-        elif "demangledName" not in present:
-            columns["name"] = columns["short_name"]
-    return columns
-
-
-def _read_graph_tables(
-    db: ExportDatabase, warnings: list[str], cancel: CancelToken | None
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Node creation events and graph/exec creation events; 2022.2 stored nodes as CUDA_GRAPH_EVENTS."""
-    nodes = events = None
-    for table in schema.GRAPH_NODE_TABLES:
-        if nodes is None and "graphNodeId" in db.columns(table):
-            nodes = _read_event_table(db, table, schema.GRAPH_NODE_COLUMNS, warnings, cancel)
-    if "graphId" in db.columns(schema.GRAPH_EVENTS):
-        events = _read_event_table(db, schema.GRAPH_EVENTS, schema.GRAPH_EVENT_COLUMNS, warnings, cancel)
-
-    def empty(specs: dict[str, ColumnSpec]) -> dict[str, np.ndarray]:
-        return {key: np.empty(0, dtype=spec.dtype) for key, spec in specs.items()}
-
-    return nodes or empty(schema.GRAPH_NODE_COLUMNS), events or empty(schema.GRAPH_EVENT_COLUMNS)
-
-
-def _attach_nvtx_text(db: ExportDatabase, nvtx: dict[str, np.ndarray], symbols: SymbolTable) -> None:
+def _attach_nvtx_text(db: ExportDatabase, table: str | None, nvtx: dict[str, np.ndarray], symbols: SymbolTable) -> None:
     """NVTX labels come from `text` (inline) or `textId`; intern the inline ones into `text`."""
     rowids = nvtx.pop("rowid")
-    table = db.resolve_table(schema.NVTX)
-    if table is None or "text" not in db.columns(table) or not len(rowids):
+    text = db.column(table, "text") if table else None
+    alias = db.rowid_alias(table) if table else None
+    if text is None or alias is None or not len(rowids):
         return
-    inline = db.query(f'SELECT rowid, text FROM "{table}" WHERE text IS NOT NULL')
+    inline = db.query(f"SELECT {alias}, {quoted(text)} FROM {quoted(table)} WHERE {quoted(text)} IS NOT NULL")
     if not inline:
         return
-    ids = np.fromiter((r[0] for r in inline), dtype=np.int64, count=len(inline))
+    ids = np.fromiter((as_int(r[0]) or 0 for r in inline), dtype=np.int64, count=len(inline))
     texts = np.fromiter((symbols.intern(str(r[1])) for r in inline), dtype=np.int32, count=len(inline))
-    positions = np.searchsorted(rowids, ids)
-    nvtx["text"][positions] = texts
+    positions = np.minimum(np.searchsorted(rowids, ids), len(rowids) - 1)
+    found = rowids[positions] == ids
+    nvtx["text"][positions[found]] = texts[found]
 
 
-def _check_rows(tables: dict[str, Table], symbols: SymbolTable, warnings: list[str]) -> None:
-    """Warn about (and neutralise) damaged rows: negative durations and dangling string ids."""
-    for key, table in tables.items():
-        if not len(table):
+def _check_rows(raw: dict[str, dict[str, np.ndarray]], symbols: SymbolTable, warnings: list[str]) -> None:
+    """Warn about (and neutralise) damaged rows: negative durations and dangling string ids.
+
+    Only columns already read are checked: deferred ones are never forced in here.
+    """
+    for key, columns in raw.items():
+        start, ends = columns.get("start"), columns.get("end")
+        if start is None or ends is None or not len(start):
             continue
-        ends = table.end
         timed = ends >= 0 if key == "nvtx" else np.ones(len(ends), dtype=bool)
-        negative = timed & (ends < table.start)
+        negative = timed & (ends < start)
         if negative.any():
             warnings.append(f"{key}: {int(negative.sum())} rows end before they start; their durations count as 0")
-            ends[negative] = table.start[negative]
+            ends[negative] = start[negative]
         for column in ("name", "short_name", "text"):
-            if column in table:
-                ids = table[column]
+            ids = columns.get(column)
+            if ids is not None and len(symbols):
                 dangling = (ids >= 0) & ~symbols.valid(ids) if column == "text" else ~symbols.valid(ids)
-                if len(symbols) and dangling.any():
+                if dangling.any():
                     warnings.append(f"{key}: {int(dangling.sum())} rows name strings that StringIds lacks")
 
 
-def _sort_by_start(columns: dict[str, np.ndarray]) -> None:
+def _sort_by_start(columns: dict[str, np.ndarray]) -> np.ndarray | None:
     """Sort a table's columns by start in place, one column at a time (peak memory: one column).
 
-    Nsight Systems writes rows in start order, so this is usually a cheap check.
+    Returns the order applied (None when the rows were already in start order, the usual case:
+    Nsight Systems writes rows in start order).
     """
     start = columns["start"]
     if len(start) < 2 or bool(np.all(start[1:] >= start[:-1])):
-        return
+        return None
     order = np.argsort(start, kind="stable")
     for name in list(columns):
         columns[name] = columns[name][order]
+    return order

@@ -10,7 +10,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from graphscope.trace.database import ColumnSpec
+from graphscope.trace.database import ROWID, ColumnSpec
 
 I16, I32, I64 = np.int16, np.int32, np.int64
 
@@ -32,9 +32,9 @@ def _gpu_common() -> dict[str, ColumnSpec]:
     return {
         "start": ColumnSpec("start", I64, 0),
         "end": ColumnSpec("end", I64, 0),
-        "device": ColumnSpec("deviceId", I32, 0),
-        "context": ColumnSpec("contextId", I32, 0),
-        "stream": ColumnSpec("streamId", I32, 0),
+        "device": ColumnSpec("deviceId", I32, 0, unsigned=True),
+        "context": ColumnSpec("contextId", I32, 0, unsigned=True),
+        "stream": ColumnSpec("streamId", I32, 0, unsigned=True),
         "correlation": ColumnSpec("correlationId", I64, -1),
         "global_pid": ColumnSpec("globalPid", I64, 0),
     }
@@ -52,8 +52,8 @@ API_COLUMNS = {
 
 KERNEL_COLUMNS = {
     **_gpu_common(),
-    "short_name": ColumnSpec("shortName", I32, -1),
-    "name": ColumnSpec("demangledName", I32, -1),
+    "short_name": ColumnSpec(("shortName", "demangledName"), I32, -1),
+    "name": ColumnSpec(("demangledName", "shortName"), I32, -1),
     "mangled": ColumnSpec("mangledName", I32, -1),
     "grid_x": ColumnSpec("gridX", I32, 0),
     "grid_y": ColumnSpec("gridY", I32, 0),
@@ -100,6 +100,7 @@ NVTX_COLUMNS = {
     "text": ColumnSpec("textId", I32, -1),
     "domain": ColumnSpec("domainId", I64, 0),
     "color": ColumnSpec("color", I64, -1),
+    "rowid": ColumnSpec(ROWID, I64, -1),
 }
 
 GRAPH_NODE_COLUMNS = {
@@ -122,6 +123,18 @@ GRAPH_EVENT_COLUMNS = {
     "original_graph_id": ColumnSpec("originalGraphId", I64, -1),
     "graph_exec_id": ColumnSpec("graphExecId", I64, -1),
 }
+
+_GPU_KEYS = ("start", "end", "device", "context", "stream", "correlation", "global_pid")
+SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "api": ("start", "end", "event_class", "global_tid", "correlation", "name"),
+    "kernels": (*_GPU_KEYS, "short_name", "graph_node"),
+    "memcpy": (*_GPU_KEYS, "bytes", "graph_node"),
+    "memset": (*_GPU_KEYS, "graph_node"),
+}
+"""Columns read up front by default: what the summary, the timeline's lanes and the launch joins use.
+Every other column of these tables is deferred (read on first use); other tables are read whole."""
+TIMELINE_COLUMNS: dict[str, tuple[str, ...]] = {"kernels": ("name", "mangled")}
+"""Read up front as well when the GUI opens a trace (the Kernels table keys kernels by full identity)."""
 
 REQUIRED = {
     RUNTIME: ("start", "end", "nameId"),

@@ -20,7 +20,7 @@ def _run(tmp_path, *args):
 
 def test_screenshot_of_a_loaded_trace(tmp_path):
     png = tmp_path / "shot.png"
-    result = _run(tmp_path, str(FORKJOIN), "--screenshot", str(png), "--size", "1200x800", "--select", "graph:0")
+    result = _run(tmp_path, str(FORKJOIN), "--screenshot", str(png), "--size", "1200x800", "--select", "graph:1")
     assert result.returncode == 0, result.stderr
     image = QImage(str(png))
     assert (image.width(), image.height()) == (1200, 800)

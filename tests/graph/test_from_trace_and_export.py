@@ -12,9 +12,8 @@ from tests.conftest import DATA, FORKJOIN, H200_NODE
 
 def _dags(path):
     trace = load_trace(path)
-    names = [trace.symbols.name(i) for i in range(len(trace.symbols))]
     created = trace.graph_nodes.node[trace.graph_nodes.original_node >= 0]
-    return dags_from_trace(node_durations(trace), names, created)
+    return dags_from_trace(node_durations(trace), trace.symbols, created)
 
 
 def test_forkjoin_trace_gives_the_eight_executed_nodes_plus_the_idle_ones():

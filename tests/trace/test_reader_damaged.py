@@ -100,6 +100,8 @@ def test_text_where_integers_belong(export_copy):
     conn.commit()
     trace = load_trace(path)
     assert len(trace.kernels) == 52
+    assert "grid_x" in trace.kernels.deferred  # read when first used, and warned about then
+    assert sorted(set(trace.kernels.grid_x.tolist()))[0] == 0  # 'lots' casts to 0
     assert any("not integers" in w for w in trace.info.warnings)
 
 

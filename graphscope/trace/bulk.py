@@ -1,0 +1,244 @@
+"""Bulk reads of event tables: rowid-range chunks read on every core, straight into numpy columns.
+
+Each table is split into chunks by rowid. Dense rowids (the usual case) are split arithmetically; a
+table whose rowids have gaps (rows deleted, or a damaged file) is split at rowids found by one scan,
+so arrays are sized by the row count, never by the rowid range. Chunks of all tables go to one pool
+of threads (connectorx decodes SQLite rows in Rust and releases the GIL), each writing its own slice
+of preallocated arrays, so a column is copied once. A chunk connectorx cannot decode (text where
+numbers belong) is read again through `sqlite3` with SQL casts. Values that do not fit the stored
+dtype (a 64-bit id in a 32-bit column) become the column's default, with a warning.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import urllib.parse
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from graphscope.core.errors import NotAnExportError
+from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
+from graphscope.trace.database import ROWID, ColumnSpec, ExportDatabase, quoted, sqlite_uri
+
+CHUNK_ROWS = 1 << 20  # bounds the transient Arrow memory per thread
+MIN_CHUNK_ROWS = 1 << 16  # below this a chunk costs more in set-up than it saves
+
+
+def read_threads() -> int:
+    """Threads for reading: one per core (users' machines have 8-64), at most 32."""
+    return max(1, min(32, os.cpu_count() or 1))
+
+
+@dataclass(frozen=True)
+class Chunk:
+    where: str  # an SQL condition on the rowid ('' for the whole table)
+    offset: int  # first destination row
+    rows: int  # rows the condition selects
+
+
+@dataclass
+class TableRead:
+    """What was read of one table: columns in rowid order, and what had to be coerced."""
+
+    columns: dict[str, np.ndarray]
+    warnings: list[str] = field(default_factory=list)
+
+
+def plan_chunks(db: ExportDatabase, table: str, threads: int) -> tuple[int, list[Chunk]]:
+    """(row count, chunks) for a table: enough chunks to keep every thread busy, none over CHUNK_ROWS."""
+    count = db.row_count(table)
+    alias = db.rowid_alias(table)
+    size = max(MIN_CHUNK_ROWS, min(CHUNK_ROWS, math.ceil(count / threads))) if count else 1
+    if count == 0:
+        return 0, []
+    if alias is None or count <= size:
+        return count, [Chunk("", 0, count)]
+    name = quoted(table)
+    first = db.query(f"SELECT {alias} FROM {name} ORDER BY {alias} LIMIT 1")[0][0]
+    last = db.query(f"SELECT {alias} FROM {name} ORDER BY {alias} DESC LIMIT 1")[0][0]
+    if last - first + 1 == count:  # dense rowids: ranges by arithmetic
+        starts = list(range(first, last + 1, size))
+    else:  # gaps: every size-th rowid, found in one scan of the rowids
+        rows = db.query(
+            f"SELECT r FROM (SELECT {alias} AS r, row_number() OVER (ORDER BY {alias}) AS n FROM {name}) "
+            f"WHERE (n - 1) % {size} = 0"
+        )
+        starts = [int(r[0]) for r in rows]
+    chunks = []
+    for i, low in enumerate(starts):
+        rows_here = min(size, count - i * size)
+        high = f" AND {alias} < {starts[i + 1]}" if i + 1 < len(starts) else ""
+        chunks.append(Chunk(f"{alias} >= {low}{high}", i * size, rows_here))
+    return count, chunks
+
+
+def resolve_sources(db: ExportDatabase, table: str, specs: Mapping[str, ColumnSpec]) -> dict[str, str | None]:
+    """The file's column for each spec (its first source present, any case), None where absent."""
+    resolved: dict[str, str | None] = {}
+    for name, spec in specs.items():
+        found = None
+        for source in spec.sources:
+            found = db.rowid_alias(table) if source == ROWID else db.column(table, source)
+            if found is not None:
+                break
+        resolved[name] = found
+    return resolved
+
+
+def read_tables(
+    db: ExportDatabase,
+    requests: Mapping[str, tuple[str | None, Mapping[str, ColumnSpec]]],
+    cancel: CancelToken | None = None,
+    progress: ProgressCallback = no_progress,
+    threads: int | None = None,
+) -> dict[str, TableRead]:
+    """Read the requested columns of several tables at once: {key: (table or None, specs)}.
+
+    Columns absent from a table (or an absent table) are filled with their spec's default.
+    """
+    threads = threads or read_threads()
+    jobs: list[tuple[str, Chunk]] = []
+    results: dict[str, TableRead] = {}
+    sources: dict[str, dict[str, str | None]] = {}
+    for key, (table, specs) in requests.items():
+        count, chunks = plan_chunks(db, table, threads) if table else (0, [])
+        sources[key] = resolve_sources(db, table, specs) if table else {}
+        results[key] = TableRead({name: np.full(count, spec.default, dtype=spec.dtype) for name, spec in specs.items()})
+        jobs += [(key, chunk) for chunk in chunks if any(sources[key].values())]
+    jobs.sort(key=lambda job: -job[1].rows)
+    total = sum(chunk.rows for _, chunk in jobs) or 1
+    shortfall: dict[str, list[tuple[int, int]]] = {}
+
+    def run(key: str, chunk: Chunk) -> tuple[str, Chunk, int, list[str]]:
+        if cancel is not None:
+            cancel.check()
+        table, specs = requests[key]
+        filled, notes = _read_chunk(db, table, specs, sources[key], chunk, results[key].columns)
+        return key, chunk, filled, notes
+
+    done = 0
+    if threads == 1 or len(jobs) <= 1:
+        finished = (run(key, chunk) for key, chunk in jobs)
+    else:
+        pool = ThreadPoolExecutor(max_workers=min(threads, len(jobs)))
+        futures = [pool.submit(run, key, chunk) for key, chunk in jobs]
+        finished = (future.result() for future in as_completed(futures))
+    try:
+        for key, chunk, filled, notes in finished:
+            for note in notes:
+                if note not in results[key].warnings:
+                    results[key].warnings.append(note)
+            if filled < chunk.rows:
+                shortfall.setdefault(key, []).append((chunk.offset + filled, chunk.offset + chunk.rows))
+            done += chunk.rows
+            progress(done / total, f"read {done:,} of {total:,} rows")
+    finally:
+        if threads != 1 and len(jobs) > 1:
+            pool.shutdown(wait=True, cancel_futures=True)
+    for key, holes in shortfall.items():  # a damaged file yielded fewer rows than it counted
+        keep = np.ones(len(next(iter(results[key].columns.values()), [])), dtype=bool)
+        for low, high in holes:
+            keep[low:high] = False
+        results[key].columns = {name: array[keep] for name, array in results[key].columns.items()}
+        results[key].warnings.append(f"{requests[key][0]}: fewer rows could be read than the table counts")
+    return results
+
+
+def _read_chunk(
+    db: ExportDatabase,
+    table: str,
+    specs: Mapping[str, ColumnSpec],
+    sources: dict[str, str | None],
+    chunk: Chunk,
+    out: dict[str, np.ndarray],
+) -> tuple[int, list[str]]:
+    """Read one chunk into `out` at its offset; returns rows written and warnings."""
+    present = [name for name in specs if sources[name] is not None]
+    values = [f"IFNULL({quoted(sources[n])}, {specs[n].default})" for n in present]
+    where = f" WHERE {chunk.where}" if chunk.where else ""
+    notes: list[str] = []
+    batches = None
+    if _connectorx_available():
+        select = ", ".join(f"{v} AS c{i}" for i, v in enumerate(values))
+        try:
+            batches = _read_with_connectorx(db, f"SELECT {select} FROM {quoted(table)}{where}")
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:  # connectorx raises RuntimeError, TypeError (text), or a Rust panic on damaged pages
+            notes.append(f"{table}: some values are not integers where numbers belong; read them as integers")
+    if batches is None:
+        select = ", ".join(f"CAST({v} AS INTEGER)" for v in values)
+        batches = [db.read_integers(f"SELECT {select} FROM {quoted(table)}{where}", len(present))]
+    filled = 0
+    for batch in batches:
+        rows = len(batch[0])
+        if filled + rows > chunk.rows:
+            raise NotAnExportError(f"{db.path}: the file is damaged (table {table} holds more rows than it counts)")
+        for name, values in zip(present, batch):
+            spec = specs[name]
+            fitted, lost = fit(values, np.dtype(spec.dtype), spec.default, spec.unsigned)
+            if lost:
+                kind = np.dtype(spec.dtype).name
+                notes.append(f"{table}.{sources[name]}: values that do not fit {kind} were treated as missing")
+            start = chunk.offset + filled
+            out[name][start : start + rows] = fitted
+        filled += rows
+    return filled, notes
+
+
+def fit(values: np.ndarray, dtype: np.dtype, default: int, unsigned: bool = False) -> tuple[np.ndarray, bool]:
+    """`values` as `dtype`, with what does not fit (out of range, NaN, infinite) set to `default`.
+
+    With `unsigned`, values up to twice the dtype's maximum are taken as unsigned and wrap (an
+    unsigned 32-bit 4294967295 becomes -1), as CUPTI's unsigned ids are meant.
+    """
+    if values.dtype == dtype or not len(values):
+        return values, False
+    info = np.iinfo(dtype)
+    high_limit = 2 * info.max + 1 if unsigned else info.max
+    if values.dtype.kind == "f":
+        bad = ~np.isfinite(values) | (values < info.min) | (values > high_limit) | (values != np.floor(values))
+    else:
+        if values.min() >= info.min and values.max() <= info.max:
+            return values, False
+        bad = (values < info.min) | (values > high_limit)
+    lost = bool(bad.any())
+    if lost:
+        values = np.where(bad, default, values)
+    if unsigned:
+        values = np.where(values > info.max, values - (high_limit + 1), values)
+    return values, lost
+
+
+@functools.cache
+def _connectorx_available() -> bool:
+    try:
+        import connectorx  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _read_with_connectorx(db: ExportDatabase, sql: str) -> list[list[np.ndarray]]:
+    """One query through connectorx; its record batches as numpy columns (zero-copy where possible).
+
+    Raises TypeError when a column did not decode as numbers (connectorx types by the first row).
+    """
+    import connectorx
+
+    uri = "sqlite://" + urllib.parse.quote(sqlite_uri(db.path), safe="")
+    arrow = connectorx.read_sql(uri, sql, return_type="arrow")
+    batches = []
+    for batch in arrow.to_batches():
+        if batch.num_rows == 0:  # connectorx types an empty result as text
+            continue
+        columns = [column.to_numpy(zero_copy_only=False) for column in batch.columns]
+        if any(c.dtype.kind not in "iuf" for c in columns):
+            raise TypeError("a column holds text where numbers belong")
+        batches.append(columns)
+    return batches
