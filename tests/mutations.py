@@ -69,12 +69,28 @@ def columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
 
 
+def loosen(conn: sqlite3.Connection, table: str) -> None:
+    """Rebuild a table without its constraints (NOT NULL, PRIMARY KEY), rows in the same order: a file
+    damaged or written by another tool has no such guarantees."""
+    conn.execute(f'CREATE TABLE "{table}_loose" AS SELECT * FROM "{table}" ORDER BY rowid')
+    conn.execute(f'DROP TABLE "{table}"')
+    conn.execute(f'ALTER TABLE "{table}_loose" RENAME TO "{table}"')
+
+
+def _forcing(conn: sqlite3.Connection, table: str, sql: str, params: tuple = ()) -> None:
+    try:
+        conn.execute(sql, params)
+    except (sqlite3.IntegrityError, sqlite3.OperationalError):
+        loosen(conn, table)
+        conn.execute(sql, params)
+
+
 def set_value(table: str, column: str, value: object, rows: str = "first") -> Mutation:
     """One row's (or every row's) value replaced."""
     where = {"first": "rowid = (SELECT min(rowid) FROM {t})", "all": "1", "some": "rowid % 3 = 0"}[rows]
 
     def apply(conn: sqlite3.Connection) -> None:
-        conn.execute(f'UPDATE "{table}" SET "{column}" = ? WHERE {where.format(t=table)}', (value,))
+        _forcing(conn, table, f'UPDATE "{table}" SET "{column}" = ? WHERE {where.format(t=table)}', (value,))
 
     return Mutation("bad value", f"{table}.{column} = {value!r} ({rows})", apply)
 
@@ -108,7 +124,7 @@ def add_column(table: str, name: str, value: object = "7") -> Mutation:
 
 def drop_column(table: str, column: str) -> Mutation:
     def apply(conn: sqlite3.Connection) -> None:
-        conn.execute(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
+        _forcing(conn, table, f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
 
     return Mutation("missing column", f"{table}.{column} dropped", apply)
 
@@ -150,7 +166,8 @@ def shift_string_ids(offset: int) -> Mutation:
     """Every string id moved: event rows now point at nothing, or at other strings."""
 
     def apply(conn: sqlite3.Connection) -> None:
-        conn.execute("UPDATE StringIds SET id = id + ?", (offset,))
+        conn.execute("UPDATE StringIds SET id = -id - 1")  # two steps keep ids unique on the way
+        conn.execute("UPDATE StringIds SET id = -id - 1 + ?", (offset,))
 
     return Mutation("dangling strings", f"StringIds ids shifted by {offset}", apply)
 

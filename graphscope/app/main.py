@@ -97,13 +97,19 @@ def run_gui(
     if path is not None and not Path(path).exists():
         raise BadInputError(f"{path}: no such file")
     check_display(screenshot is not None)
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import QTimer, QtMsgType, qInstallMessageHandler
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
     from graphscope.app.main_window import MainWindow
     from graphscope.core.settings import asset_path
 
+    if screenshot is not None:  # the offscreen plugin's notices ("no propagateSizeHints") are noise here
+        qInstallMessageHandler(
+            lambda kind, context, text: (
+                kind in (QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg) and print(text, file=sys.stderr)
+            )
+        )
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("graphscope")
     app.setDesktopFileName("graphscope")
@@ -127,6 +133,12 @@ def run_gui(
         except BadInputError as exc:
             fail(exc.message)
 
+    if screenshot is not None:  # an unexpected error in a slot must end the run, not leave it hanging
+        sys.excepthook = lambda kind, value, tb: (
+            print(f"graphscope: internal error: {kind.__name__}: {value}", file=sys.stderr),
+            outcome.update(status=1),
+            app.quit(),
+        )
     window.loaded.connect(select_first)
     if screenshot is not None:
 

@@ -10,10 +10,12 @@ JSON forms of reports, so this module needs nothing from the runner.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -133,12 +135,28 @@ class SessionStore:
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self._check_schema()
             self.db.execute("PRAGMA journal_mode = WAL")
-            with self.db.atomic():
+            with self._writing():
                 self._create_or_migrate()
         except sqlite3.DatabaseError as exc:
             raise BadInputError(f"{self.path}: not a usable session database ({exc})") from None
         except OSError as exc:
             raise BadInputError(f"{self.path}: cannot be opened ({exc.strerror or exc})") from None
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write transaction that takes the write lock at once (BEGIN IMMEDIATE): a deferred one that
+        reads first would fail with 'database is locked' when another process writes, busy timeout or not."""
+        if self.db.conn.in_transaction:
+            with self.db.atomic():
+                yield
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.conn.rollback()
+            raise
+        self.db.conn.commit()
 
     def _check_schema(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
@@ -182,7 +200,7 @@ class SessionStore:
         """Store a RunReport's JSON form (measurements included) in one transaction; returns the run id."""
         wall = report.get("speedup", {}).get("wall_ns", {})
         gpu = report.get("speedup", {}).get("gpu_ns", {})
-        with self.db.atomic():
+        with self._writing():
             run_id = int(
                 self.db["runs"]
                 .insert(
@@ -238,7 +256,7 @@ class SessionStore:
         if kind in REFUSED_BEFORE_START:
             return None
         now = time.time()
-        with self.db.atomic():
+        with self._writing():
             return int(
                 self.db["runs"]
                 .insert(
@@ -259,7 +277,7 @@ class SessionStore:
 
     def begin_tuning(self, workload: Path, strategy: str, started: float, baseline: dict[str, Any]) -> int:
         """Open a tuning session (status 'running'); its trials follow one by one."""
-        with self.db.atomic():
+        with self._writing():
             record = {
                 "workload_id": self.workload_id(Path(workload)),
                 "started": started,
@@ -271,12 +289,12 @@ class SessionStore:
 
     def add_trial(self, tuning_id: int, seq: int, trial: dict[str, Any]) -> None:
         """Store one trial as soon as it is measured (its own transaction: a kill loses only the next one)."""
-        with self.db.atomic():
+        with self._writing():
             self.db["trials"].upsert(_trial_row(tuning_id, seq, trial), pk=("tuning_id", "seq"))
 
     def finish_tuning(self, tuning_id: int, tuning: dict[str, Any], status: str = "done") -> None:
         """Close a tuning session with its conclusion and the full list of trials."""
-        with self.db.atomic():
+        with self._writing():
             self.db["tunings"].update(
                 tuning_id,
                 {
@@ -293,7 +311,7 @@ class SessionStore:
 
     def record_tuning(self, tuning: dict[str, Any]) -> int:
         """Store a finished tuning session and every trial in one transaction; returns its id."""
-        with self.db.atomic():
+        with self._writing():
             tuning_id = self.begin_tuning(
                 Path(tuning["workload"]), tuning["strategy"], tuning["started"], tuning["baseline"]
             )

@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import pytest
 
-from graphscope.store.session_db import SessionStore
+from graphscope.core.errors import BadInputError
+from graphscope.store.session_db import SCHEMA_VERSION, SessionStore
 from tests.workload.fakes import fake_report
 
 
@@ -52,3 +56,87 @@ def test_a_crash_while_writing_loses_only_that_run(store, tmp_path):
     reopened = SessionStore(store.path)
     assert len(reopened.runs()) == 1
     reopened.close()
+
+
+def test_wal_mode_and_a_busy_timeout(store):
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] >= 10_000
+
+
+WRITER = """
+import sys, time
+from pathlib import Path
+from graphscope.store.session_db import SessionStore
+from tests.workload.fakes import fake_report
+store = SessionStore(Path(sys.argv[1]))
+for i in range(15):
+    store.record_run(fake_report(Path(sys.argv[2])).to_json())
+"""
+
+
+def test_two_processes_writing_at_once_both_land(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "shared.sqlite"
+    SessionStore(path).close()
+    workload = tmp_path / "w.py"
+    workload.write_text("# workload\n")
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(workload)], cwd=Path(__file__).parents[2])
+        for _ in range(2)
+    ]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0]
+    store = SessionStore(path)
+    assert len(store.runs()) == 30 and store.db["measurements"].count == 30 * 60
+    assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_database_from_a_newer_graphscope_is_refused(tmp_path):
+    path = tmp_path / "s.sqlite"
+    SessionStore(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    with pytest.raises(BadInputError, match="newer graphscope"):
+        SessionStore(path)
+
+
+def test_a_foreign_database_is_refused_and_left_alone(tmp_path):
+    path = tmp_path / "notes.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE recipes (name TEXT)")
+    before = path.read_bytes()
+    with pytest.raises(BadInputError, match="not a graphscope session database"):
+        SessionStore(path)
+    assert path.read_bytes() == before
+
+
+def test_a_file_that_is_not_sqlite_is_refused(tmp_path):
+    path = tmp_path / "s.sqlite"
+    path.write_text("hello" * 200)
+    with pytest.raises(BadInputError, match="not a usable session database"):
+        SessionStore(path)
+
+
+def test_a_first_release_database_is_migrated(tmp_path):
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as conn:  # the first release: no status column, user_version 0
+        conn.execute(
+            "CREATE TABLE tunings (id INTEGER PRIMARY KEY, workload_id INTEGER, started FLOAT, finished FLOAT, "
+            "strategy TEXT, baseline TEXT, best TEXT, summary TEXT)"
+        )
+        conn.execute("INSERT INTO tunings (strategy) VALUES ('descent')")
+    store = SessionStore(path)
+    assert "status" in store.db["tunings"].columns_dict and store.db["tunings"].count == 1
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_trials_are_kept_as_they_come(store, tmp_path):
+    """A sweep killed after two trials keeps them; the session says it never finished."""
+    tuning = store.begin_tuning(tmp_path / "w.py", "descent", 1.0, {"blocks": {}})
+    trial = {"config": {"blocks": {"add": [64, 1, 1]}}, "how": "in-place", "status": "ok", "median_ns": 5.0}
+    store.add_trial(tuning, 0, trial)
+    store.add_trial(tuning, 1, {**trial, "status": "fault", "reason": "cudaErrorIllegalAddress"})
+    reopened = SessionStore(store.path)
+    assert [t["status"] for t in reopened.trials(tuning)] == ["ok", "fault"]
+    assert reopened.db["tunings"].get(tuning)["status"] == "running"
