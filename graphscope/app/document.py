@@ -16,7 +16,7 @@ from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.table import Table
 from graphscope.graph.from_trace import dags_from_trace
 from graphscope.graph.model import Dag
-from graphscope.trace import Trace, load_trace
+from graphscope.trace import Trace, load_trace, schema
 
 
 @dataclass
@@ -34,6 +34,18 @@ class TraceDocument:
         if self._identity is None:
             self._identity = kernel_identity(self.trace.kernels)
         return np.flatnonzero(self._identity == identity)
+
+
+def load_remaining_columns(trace: Trace, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None):
+    """Read every column the first frame did not need (a background task after the first frame)."""
+    tables = [t for t in (trace.api, trace.kernels, trace.memcpy, trace.memset) if t.deferred]
+    for done, table in enumerate(tables):
+        if cancel is not None:
+            cancel.check()
+        progress(done / max(len(tables), 1), "reading the remaining columns")
+        table.load_deferred()
+    progress(1.0, "all columns read")
+    return trace
 
 
 def nvtx_start(trace: Trace, prefix: str) -> int | None:
@@ -54,7 +66,7 @@ def open_document(
     With `align_to`, time 0 is the start of the first NVTX range whose text starts with it (two
     runs' timelines line up at their first measured repetition); otherwise the start of the trace.
     """
-    trace = load_trace(path, lambda f, m: progress(0.75 * f, m), cancel)
+    trace = load_trace(path, lambda f, m: progress(0.75 * f, m), cancel, columns=schema.TIMELINE_COLUMNS)
     progress(0.8, "analysing launches")
     analysis = analyze(trace)
     if cancel is not None:

@@ -97,7 +97,7 @@ def run_gui(
     if path is not None and not Path(path).exists():
         raise BadInputError(f"{path}: no such file")
     check_display(screenshot is not None)
-    from PySide6.QtCore import QTimer, QtMsgType, qInstallMessageHandler
+    from PySide6.QtCore import QThreadPool, QTimer, QtMsgType, qInstallMessageHandler
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
@@ -151,6 +151,8 @@ def run_gui(
         window.load_failed.connect(fail)
     window.open_path(Path(path) if path is not None else demo_trace())
     app.exec()
+    window.cancel_loading()  # background reads end before Qt objects go away
+    QThreadPool.globalInstance().waitForDone(30_000)
     return outcome["status"]
 
 

@@ -22,6 +22,7 @@ class TimelineView(pg.PlotWidget):
     """Shows a TraceDocument; emits `selected(source, row)` when the user picks an event."""
 
     selected = Signal(int, int)
+    first_frame = Signal()  # once per document, after its lanes were first painted
 
     def __init__(self, parent=None) -> None:
         self.lane_axis = LaneAxis()
@@ -39,6 +40,7 @@ class TimelineView(pg.PlotWidget):
         self.view.sigRangeChanged.connect(lambda *_: self.grid.prepareGeometryChange())
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.document: TraceDocument | None = None
+        self._frame_reported = False
         self._content_height = 0.0
         self.items: dict[int, LaneItem] = {}  # lane index -> item
         self.gap_items: list[GapItem] = []
@@ -52,7 +54,14 @@ class TimelineView(pg.PlotWidget):
 
     # -- building -----------------------------------------------------------------------------
 
+    def paintEvent(self, event) -> None:
+        super().paintEvent(event)
+        if self.document is not None and not self._frame_reported:
+            self._frame_reported = True
+            self.first_frame.emit()
+
     def set_document(self, document: TraceDocument) -> None:
+        self._frame_reported = False
         self.document = document
         self.selection = None
         self.rebuild()

@@ -1,0 +1,140 @@
+"""`graphscope summary` and the GUI's first frame against the floor, and against peer tools.
+
+The floor is the least work that answers the same question: a fresh Python process in which SQLite
+scans exactly the columns the summary reads (schema.SUMMARY_COLUMNS), nothing more. Every command
+runs as a fresh process (start-up included), in interleaved rounds so machine noise hits all of
+them; medians are reported with each one's peak resident memory.
+
+- graphscope summary --json FILE
+- graphscope open FILE --screenshot: time until the timeline has painted its first frame
+- peers where they are installed in benchmarks/out/peers (python -m venv benchmarks/out/peers &&
+  benchmarks/out/peers/bin/pip install nsys-ai nsys-tui): nsys-tui summary, nsys-ai report, and the
+  plain SQL GROUP BY kernel summary an expert would type into the sqlite3 shell
+
+    python benchmarks/ingest_floor.py [--kernels 1000000] [--rounds 5] [--no-peers]
+
+Targets (issue 13): summary within 1.5x of the floor; first frame within 1.5x of the summary
+(2x at 10M); summary of 10M kernels + 10M API rows under 2 GiB peak.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from synthetic_export import OUT, ensure
+
+from graphscope.trace import schema
+from graphscope.trace.reader import TABLES
+
+PEERS = OUT / "peers" / "bin"
+PLAIN_SQL = (
+    "SELECT s.value, count(*), sum(k.\"end\" - k.start), avg(k.\"end\" - k.start) "
+    "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName GROUP BY k.shortName "
+    "ORDER BY 3 DESC LIMIT 10;"
+)
+
+
+def floor_code() -> str:
+    """A Python program that scans the summary's columns of the big tables once, and nothing else."""
+    queries = []
+    for key, names in schema.SUMMARY_COLUMNS.items():
+        table, specs = TABLES[key]
+        columns = ", ".join(f'max("{specs[n].sources[0]}")' for n in names)
+        queries.append(f"SELECT {columns} FROM {table}")
+    return (
+        "import sqlite3, sys\n"
+        "c = sqlite3.connect(f'file:{sys.argv[1]}?mode=ro', uri=True)\n"
+        f"for q in {queries!r}:\n"
+        "    try: c.execute(q).fetchall()\n"
+        "    except sqlite3.OperationalError: pass\n"
+    )
+
+
+def timed(command: list[str], env: dict[str, str] | None = None, until: str | None = None) -> tuple[float, float]:
+    """(seconds, peak resident GiB) of a fresh process; with `until`, stop it when stderr shows that text."""
+    t0 = time.perf_counter()
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
+    )
+    seconds = None
+    if until is not None:
+        for line in process.stderr:
+            if until in line:
+                seconds = time.perf_counter() - t0
+                process.terminate()
+                break
+    else:
+        process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = seconds if seconds is not None else time.perf_counter() - t0
+    if until is None and status != 0:
+        raise RuntimeError(f"{command[:3]} failed with status {status}")
+    if until is not None and seconds is None:
+        raise RuntimeError(f"{command[:3]} never printed {until!r}")
+    return seconds, usage.ru_maxrss / 1024**2
+
+
+def commands(path: Path, scratch: Path, peers: bool) -> dict[str, tuple[list[str], dict, str | None]]:
+    gui_env = {"QT_QPA_PLATFORM": "offscreen", "GRAPHSCOPE_REPORT_FIRST_FRAME": "1", "XDG_CONFIG_HOME": str(scratch)}
+    found = {
+        "floor: SQLite scan of the summary's columns": ([sys.executable, "-c", floor_code(), str(path)], {}, None),
+        "graphscope summary --json": ([sys.executable, "-m", "graphscope", "summary", "--json", str(path)], {}, None),
+        "graphscope open: first frame": (
+            [sys.executable, "-m", "graphscope", "open", str(path), "--screenshot", str(scratch / "x.png")],
+            gui_env,
+            "first frame",
+        ),
+    }
+    if not peers:
+        return found
+    if shutil.which("sqlite3"):
+        found["peer: plain SQL GROUP BY (sqlite3 shell)"] = (["sqlite3", "-readonly", str(path), PLAIN_SQL], {}, None)
+    copy = scratch / "peer-copy.sqlite"  # nsys-ai writes indexes into the file it reads
+    if (PEERS / "nsys-tui").exists():
+        found["peer: nsys-tui summary"] = ([str(PEERS / "nsys-tui"), "summary", str(copy)], {}, None)
+    if (PEERS / "nsys-ai").exists():
+        found["peer: nsys-ai info"] = ([str(PEERS / "nsys-ai"), "info", str(copy)], {}, None)
+        report = [str(PEERS / "nsys-ai"), "report", str(copy), "--gpu", "0", "--trim", "0", "1000000"]
+        found["peer: nsys-ai report"] = (report, {}, None)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernels", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--no-peers", action="store_true")
+    args = parser.parse_args()
+    path = ensure(args.kernels)
+    results: dict[str, list[tuple[float, float]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp)
+        runs = commands(path, scratch, not args.no_peers)
+        for _ in range(args.rounds):
+            for name, (command, env, until) in runs.items():
+                if name.startswith("peer: nsys"):
+                    shutil.copy(path, scratch / "peer-copy.sqlite")
+                try:
+                    results.setdefault(name, []).append(timed(command, env, until))
+                except RuntimeError as exc:
+                    print(f"  ({name}: {exc})")
+    medians = {name: (statistics.median([s for s, _ in r]), max(m for _, m in r)) for name, r in results.items() if r}
+    floor = medians["floor: SQLite scan of the summary's columns"][0]
+    summary = medians["graphscope summary --json"][0]
+    print(f"file: {path.name}, {path.stat().st_size / 1e6:,.0f} MB, {args.kernels:,} kernels + {args.kernels:,} API rows")
+    print(f"fresh processes, medians of {args.rounds} interleaved rounds on {os.cpu_count()} cores")
+    print(f"  {'command':<46} {'seconds':>8} {'x floor':>8} {'x summary':>10} {'peak GiB':>9}")
+    for name, (seconds, peak) in medians.items():
+        print(f"  {name:<46} {seconds:8.2f} {seconds / floor:8.2f} {seconds / summary:10.2f} {peak:9.2f}")
+
+
+if __name__ == "__main__":
+    main()
