@@ -23,6 +23,13 @@ def _add_summary(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", type=Path)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--top", type=int, default=10, metavar="N", help="kernels to list (default 10)")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--range", metavar="START:END", help="only this window, times from the trace start (12ms:40ms)")
+    scope.add_argument("--nvtx", metavar="NAME", help="only inside NVTX ranges named NAME (a glob: 'eager_*'; NAME#k)")
+    scope.add_argument(
+        "--whole-trace", action="store_true", help="a graphscope run's trace: all of it, not just the measured reps"
+    )
+    p.add_argument("--by-nvtx", action="store_true", help="add a table with one row per NVTX range name")
     p.set_defaults(handler=_cmd_summary)
 
 
@@ -117,11 +124,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    from graphscope.analysis.summary import summarize
+    from graphscope.analysis.scope import parse_scope
+    from graphscope.analysis.summary import analyze, summarize
+    from graphscope.core.errors import BadInputError
     from graphscope.report.summary_text import render_summary
     from graphscope.trace import load_trace
 
-    summary = summarize(load_trace(args.file), top=args.top)
+    if args.top < 0:
+        raise BadInputError("--top cannot be negative")
+    trace = load_trace(args.file)
+    analysis = analyze(trace)
+    scope = parse_scope(trace, args.range, args.nvtx)
+    summary = summarize(trace, args.top, analysis, scope, whole=args.whole_trace)
+    if args.by_nvtx:
+        from graphscope.analysis.nvtx_table import nvtx_table
+
+        summary["nvtx_ranges"] = nvtx_table(trace, analysis)
     print(json.dumps(summary, indent=2) if args.json else render_summary(summary))
     return 0
 

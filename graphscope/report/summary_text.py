@@ -21,6 +21,12 @@ def render_summary(s: dict[str, Any]) -> str:
         f"span {format_ns(s['span_ns'])}"
     )
     launch = s["launch"]
+    scope = s.get("scope")
+    if scope:
+        lines.append(
+            f"  scope: {scope['label']}, {format_ns(scope['start_ns'])} to {format_ns(scope['end_ns'])} "
+            f"({format_ns(scope['covered_ns'])} inside)"
+        )
     lines += ["", "Verdict", f"  {launch['verdict']}"]
     lines += ["", "Activity"]
     lines += _rows(
@@ -50,6 +56,11 @@ def render_summary(s: dict[str, Any]) -> str:
             ("median graph launch call", format_ns(launch["median_graph_launch_api_ns"])),
             ("CPU time in launch calls", format_ns(launch["kernel_launch_ns"] + launch["graph_launch_ns"])),
             ("overhead ratio", f"{launch['overhead_ratio']:.3f}  (launch time / GPU busy time)"),
+            (
+                "steady-state ratio",
+                f"{launch['steady_state']['overhead_ratio']:.3f}  (without "
+                f"{launch['steady_state']['one_off_calls']} one-off first calls; the verdict's number)",
+            ),
         ]
     )
     if s["gpu"]:
@@ -68,6 +79,20 @@ def render_summary(s: dict[str, Any]) -> str:
             name = k["name"] if len(k["name"]) <= width else k["name"][: width - 1] + "…"
             lines.append(
                 f"  {name:<{width}}  {k['count']:>9,}  {format_ns(k['total_ns']):>10}  {format_ns(k['median_ns']):>10}"
+            )
+    if s.get("nvtx_ranges"):
+        lines += ["", "NVTX ranges (each a scope of its own)"]
+        width = min(32, max(len(r["name"]) for r in s["nvtx_ranges"]))
+        lines.append(
+            f"  {'range':<{width}}  {'n':>4}  {'duration':>10}  {'kernels':>8}  {'launches':>8}  "
+            f"{'launch CPU':>10}  {'GPU busy':>10}  {'ratio':>7}"
+        )
+        for r in s["nvtx_ranges"]:
+            name = r["name"] if len(r["name"]) <= width else r["name"][: width - 1] + "…"
+            lines.append(
+                f"  {name:<{width}}  {r['instances']:>4}  {format_ns(r['median_duration_ns']):>10}  "
+                f"{r['kernels']:>8,}  {r['launch_calls']:>8,}  {format_ns(r['launch_ns']):>10}  "
+                f"{format_ns(r['gpu_busy_ns']):>10}  {r['overhead_ratio']:>7.2f}"
             )
     for title, items in (("Not in this file", s["lacks"]), ("Warnings", s["warnings"])):
         if items:

@@ -127,13 +127,13 @@ GRAPH_EVENT_COLUMNS = {
 _GPU_KEYS = ("start", "end", "device", "context", "stream", "correlation", "global_pid")
 SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
     "api": ("start", "end", "event_class", "global_tid", "correlation", "name"),
-    "kernels": (*_GPU_KEYS, "short_name", "graph_node"),
+    "kernels": (*_GPU_KEYS, "short_name", "mangled", "graph_node"),
     "memcpy": (*_GPU_KEYS, "bytes", "graph_node"),
     "memset": (*_GPU_KEYS, "graph_node"),
 }
 """Columns read up front by default: what the summary, the timeline's lanes and the launch joins use.
 Every other column of these tables is deferred (read on first use); other tables are read whole."""
-TIMELINE_COLUMNS: dict[str, tuple[str, ...]] = {"kernels": ("name", "mangled")}
+TIMELINE_COLUMNS: dict[str, tuple[str, ...]] = {"kernels": ("name",)}
 """Read up front as well when the GUI opens a trace (the Kernels table keys kernels by full identity)."""
 
 REQUIRED = {

@@ -20,7 +20,7 @@ def test_the_demo_opens_with_cpu_and_gpu_lanes_and_a_verdict(window, open_trace)
     document = open_trace(demo_trace())
     kinds = {item.lane.kind for item in window.timeline.items.values()}
     assert kinds == {"api", "nvtx", "graphs", "gpu"}
-    assert "launch-bound" in window.summary.toPlainText()
+    assert "graphs in use" in window.summary.toPlainText()
     assert window.stats.model.rowCount() == len(document.stats)
     assert window.windowTitle().endswith("demo_trace.sqlite")
 

@@ -22,7 +22,7 @@ def test_json_output(capsys):
 def test_readable_table(capsys):
     assert main(["summary", str(H200_NODE), "--top", "2"]) == 0
     out = capsys.readouterr().out
-    assert "launch-bound" in out and "vec_add" in out and "graph launches    3" in out
+    assert "eager launch calls remain" in out and "vec_add" in out and "graph launches    3" in out
     assert "generate_seed_pseudo" in out and "gen_sequenced" not in out  # only the top 2
 
 

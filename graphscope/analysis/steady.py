@@ -1,0 +1,149 @@
+"""The steady-state launch account of a scope: what the CPU spends launching, without one-off calls.
+
+A one-off call is the first launch of a kernel (or of a graph) that took far longer than the steady
+launches of its kind: the first call loads the module lazily, JIT-compiles or sets up, once. It is
+named separately and kept out of the ratio, with the GPU work it launched. The rule: the first
+launch of its kernel short name (or graph id), slower than ONE_OFF_FACTOR x the median launch call
+of its kind in the scope, and at least ONE_OFF_MIN_NS slower.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from graphscope.analysis import intervals
+from graphscope.analysis.gpu_time import WORK_KINDS
+from graphscope.analysis.graphs import GraphLaunches
+from graphscope.analysis.launch import LaunchMetrics
+from graphscope.core.table import Table
+from graphscope.trace.model import Trace
+from graphscope.trace.schema import ApiKind
+
+ONE_OFF_FACTOR = 4.0
+ONE_OFF_MIN_NS = 10_000
+_GRAPH_KEY = 1 << 40
+
+
+@dataclass
+class LaunchAccount:
+    """Launch calls and GPU time of one scope, split into steady state and one-off first calls."""
+
+    eager_calls: int
+    eager_ns: int
+    graph_calls: int
+    graph_ns: int
+    graph_replay_ns: int  # GPU span of the graph launches (their nodes' first start to last end)
+    one_off_calls: int
+    one_off_ns: int
+    one_off_names: list[str]
+    busy_ns: int  # GPU busy time of the steady-state work
+    busy_all_ns: int  # GPU busy time of all work in scope, one-off included
+
+    @property
+    def steady_ns(self) -> int:
+        return self.eager_ns + self.graph_ns
+
+    @property
+    def ratio(self) -> float:
+        """Steady-state CPU time in launch calls over steady-state GPU busy time."""
+        return self.steady_ns / self.busy_ns if self.busy_ns else 0.0
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "eager_launch_calls": self.eager_calls,
+            "eager_launch_ns": self.eager_ns,
+            "graph_launch_calls": self.graph_calls,
+            "graph_launch_ns": self.graph_ns,
+            "graph_replay_ns": self.graph_replay_ns,
+            "one_off_calls": self.one_off_calls,
+            "one_off_ns": self.one_off_ns,
+            "one_off_kernels": self.one_off_names,
+            "gpu_busy_ns": self.busy_ns,
+            "overhead_ratio": round(self.ratio, 6),
+        }
+
+
+def launch_keys(trace: Trace, launches: LaunchMetrics, work: Table, graphs: GraphLaunches) -> np.ndarray:
+    """Per launch call: its kernel's identity (mangled name, else short name), or _GRAPH_KEY + graph id;
+    -1 when it launched nothing."""
+    keys = np.full(len(launches.rows), -1, dtype=np.int64)
+    first = launches.first_work
+    kernel_work = (first >= 0) & (launches.kind == ApiKind.KERNEL_LAUNCH)
+    is_kernel = np.zeros(len(first), dtype=bool)
+    is_kernel[kernel_work] = work.kind[first[kernel_work]] == WORK_KINDS.index("kernels")
+    rows = work.source_row[first[is_kernel]]
+    mangled = trace.kernels.mangled[rows]  # a kernel's identity: template instances share a short name
+    keys[is_kernel] = np.where(mangled >= 0, mangled, trace.kernels.short_name[rows])
+    if len(graphs):
+        linked = graphs.api_row >= 0
+        graph_of = dict(zip(graphs.api_row[linked].tolist(), graphs.graph_id[linked].tolist()))
+        graph_calls = np.flatnonzero(launches.kind == ApiKind.GRAPH_LAUNCH)
+        for i in graph_calls.tolist():
+            graph = graph_of.get(int(launches.rows[i]))
+            if graph is not None:
+                keys[i] = _GRAPH_KEY + graph
+    return keys
+
+
+def one_off_calls(launches: LaunchMetrics, keys: np.ndarray, considered: np.ndarray) -> np.ndarray:
+    """Mask over launch calls: first calls of their key that were far slower than the steady ones."""
+    one_off = np.zeros(len(keys), dtype=bool)
+    candidates = np.flatnonzero(considered & (keys >= 0))
+    if not len(candidates):
+        return one_off
+    _, first = np.unique(keys[candidates], return_index=True)
+    firsts = candidates[first]
+    for kind in (ApiKind.KERNEL_LAUNCH, ApiKind.GRAPH_LAUNCH):
+        mine = considered & (launches.kind == kind)
+        if mine.sum() < 2:
+            continue
+        median = float(np.median(launches.api_ns[mine]))
+        slow = firsts[(launches.kind[firsts] == kind) & (launches.api_ns[firsts] > ONE_OFF_FACTOR * median)]
+        one_off[slow[launches.api_ns[slow] - median >= ONE_OFF_MIN_NS]] = True
+    return one_off
+
+
+def launch_account(
+    trace: Trace,
+    launches: LaunchMetrics,
+    work: Table,
+    graphs: GraphLaunches,
+    api_in: np.ndarray,
+    work_in: np.ndarray,
+) -> LaunchAccount:
+    """The account of the launch calls whose rows `api_in` marks, and of the work `work_in` marks."""
+    considered = api_in[launches.rows]
+    keys = launch_keys(trace, launches, work, graphs)
+    one_off = one_off_calls(launches, keys, considered)
+    steady = considered & ~one_off
+    eager = steady & (launches.kind == ApiKind.KERNEL_LAUNCH)
+    graph = steady & (launches.kind == ApiKind.GRAPH_LAUNCH)
+    one_off_rows = launches.rows[one_off]
+    steady_work = work_in & ~np.isin(work.api_row, one_off_rows)
+    in_graphs = np.isin(graphs.api_row, launches.rows[graph]) if len(graphs) else np.zeros(0, bool)
+    kernel_rows = work.source_row[launches.first_work[one_off & (keys < _GRAPH_KEY)]]
+    names = sorted({trace.symbols.name(int(k)) for k in trace.kernels.short_name[kernel_rows]})
+    names += [f"graph {k - _GRAPH_KEY}" for k in keys[one_off & (keys >= _GRAPH_KEY)]]
+    return LaunchAccount(
+        eager_calls=int(eager.sum()),
+        eager_ns=int(launches.api_ns[eager].sum()),
+        graph_calls=int(graph.sum()),
+        graph_ns=int(launches.api_ns[graph].sum()),
+        graph_replay_ns=int(graphs.span_ns[in_graphs].sum()) if len(graphs) else 0,
+        one_off_calls=int(one_off.sum()),
+        one_off_ns=int(launches.api_ns[one_off].sum()),
+        one_off_names=names,
+        busy_ns=_busy(work, steady_work),
+        busy_all_ns=_busy(work, work_in),
+    )
+
+
+def _busy(work: Table, rows: np.ndarray) -> int:
+    """Busy time summed over devices (the union of work per device)."""
+    total = 0
+    for device in np.unique(work.device[rows]):
+        mine = rows & (work.device == device)
+        total += intervals.covered_ns(work.start[mine], work.end[mine])
+    return total
