@@ -62,6 +62,7 @@ class GraphLaunches:
     graph_id: np.ndarray
     streams: np.ndarray  # distinct streams the launch ran on (1 in graph mode)
     device: np.ndarray  # the device of its first node (graph mode: of the whole-graph row)
+    key: np.ndarray  # node mode: process << 32 | correlationId, what its node activities share; -1 otherwise
 
     def __len__(self) -> int:
         return len(self.start)
@@ -74,12 +75,13 @@ class GraphLaunches:
 def graph_launches(trace: Trace, correlation: Correlation, nodes: Table | None = None) -> GraphLaunches:
     """Group node activities by launch (process, correlationId) and append whole-graph rows."""
     nodes = node_activities(trace) if nodes is None else nodes
-    api_rows, starts, ends, counts, graph_ids, streams, devices = [], [], [], [], [], [], []
+    api_rows, starts, ends, counts, graph_ids, streams, devices, keys = [], [], [], [], [], [], [], []
     if len(nodes):
         key = (nodes.process.astype(np.int64) << 32) | (nodes.correlation & 0xFFFFFFFF)
         order = np.lexsort((nodes.stream, key))
         k = key[order]
         first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+        keys.append(k[first])
         starts.append(np.minimum.reduceat(nodes.start[order], first))
         ends.append(np.maximum.reduceat(nodes.end[order], first))
         counts.append(np.diff(np.r_[first, len(k)]))
@@ -102,12 +104,26 @@ def graph_launches(trace: Trace, correlation: Correlation, nodes: Table | None =
         graph_ids.append(whole.graph_id)
         streams.append(np.ones(len(whole), dtype=np.int64))
         devices.append(whole.device)
+        keys.append(np.full(len(whole), -1, dtype=np.int64))
     if not starts:
         empty = np.empty(0, np.int64)
-        return GraphLaunches(empty, empty, empty, empty, empty, empty, empty)
-    result = [np.concatenate(parts) for parts in (api_rows, starts, ends, counts, graph_ids, streams, devices)]
+        return GraphLaunches(empty, empty, empty, empty, empty, empty, empty, empty)
+    parts = (api_rows, starts, ends, counts, graph_ids, streams, devices, keys)
+    result = [np.concatenate(part) for part in parts]
     order = np.argsort(result[1], kind="stable")
     return GraphLaunches(*(array[order] for array in result))
+
+
+def launch_of_nodes(graphs: GraphLaunches, nodes: Table) -> np.ndarray:
+    """For each node activity, the index of its graph launch in `graphs` (-1 if none)."""
+    known = np.flatnonzero(graphs.key >= 0)
+    if not len(known) or not len(nodes):
+        return np.full(len(nodes), -1, dtype=np.int64)
+    order = known[np.argsort(graphs.key[known])]
+    sorted_keys = graphs.key[order]
+    key = (nodes.process.astype(np.int64) << 32) | (nodes.correlation & 0xFFFFFFFF)
+    at = np.minimum(np.searchsorted(sorted_keys, key), len(order) - 1)
+    return np.where(sorted_keys[at] == key, order[at], -1)
 
 
 def node_durations(trace: Trace, nodes: Table | None = None) -> Table:

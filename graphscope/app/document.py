@@ -10,6 +10,7 @@ import numpy as np
 
 from graphscope.analysis.graphs import node_durations
 from graphscope.analysis.kernel_stats import kernel_identity, kernel_stats
+from graphscope.analysis.scope import Scope, measured_scope, scoped_rows
 from graphscope.analysis.summary import TraceAnalysis, analyze, summarize
 from graphscope.app.layout import TimelineLayout, build_layout
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
@@ -17,17 +18,40 @@ from graphscope.core.table import Table
 from graphscope.graph.from_trace import dags_from_trace
 from graphscope.graph.model import Dag
 from graphscope.trace import Trace, load_trace, schema
+from graphscope.trace.schema import ApiKind
+
+FOCUS_SPARSENESS = 0.5  # the first view leaves out stretches under half the trace's average event density
+
+
+@dataclass
+class ScopedView:
+    """What the side panels show for one scope (None: the document's default)."""
+
+    scope: Scope | None
+    summary: dict[str, Any]
+    stats: Table  # per kernel identity, labelled by short name
+    latency_ns: np.ndarray  # kernel launch latencies in scope
+    duration_ns: np.ndarray  # kernel durations in scope
 
 
 @dataclass
 class TraceDocument:
     trace: Trace
     analysis: TraceAnalysis
-    summary: dict[str, Any]
-    stats: Table  # per kernel identity, labelled by short name
+    view: ScopedView  # the panels' contents for the default scope
     layout: TimelineLayout
     dags: list[Dag]  # one per executed graph (node trace mode); edges unknown
+    default_scope: Scope | None  # graphscope's measured repetitions, when the trace is a run's
+    focus: tuple[int, int]  # trace time (ns) of the window the first view shows
     _identity: np.ndarray | None = None
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.view.summary
+
+    @property
+    def stats(self) -> Table:
+        return self.view.stats
 
     def kernels_of(self, identity: int) -> np.ndarray:
         """Kernel rows with one full identity (a row of the statistics table)."""
@@ -71,14 +95,59 @@ def open_document(
     analysis = analyze(trace)
     if cancel is not None:
         cancel.check()
-    summary = summarize(trace, analysis=analysis)
-    stats = kernel_stats(trace)
+    default_scope = measured_scope(trace)
+    view = scoped_view(trace, analysis, default_scope)
     progress(0.9, "laying out lanes")
     origin = nvtx_start(trace, align_to) if align_to else None
-    layout = build_layout(trace, analysis.graphs, origin)
+    layout = build_layout(trace, analysis.graphs, origin, analysis.nodes)
     dags = trace_dags(trace, analysis.nodes)
+    focus = (default_scope.first, default_scope.last) if default_scope else activity_window(trace, analysis)
     progress(1.0, "ready")
-    return TraceDocument(trace, analysis, summary, stats, layout, dags)
+    return TraceDocument(trace, analysis, view, layout, dags, default_scope, focus)
+
+
+def scoped_view(
+    trace: Trace, analysis: TraceAnalysis, scope: Scope | None, progress=no_progress, cancel=None
+) -> ScopedView:
+    """Summary, kernel statistics and histogram inputs for one scope (the whole trace when None)."""
+    summary = summarize(trace, analysis=analysis, scope=scope, whole=scope is None)
+    if scope is None:
+        stats = kernel_stats(trace)
+        kernels_in = slice(None)
+        calls_in = np.ones(len(analysis.launches.rows), dtype=bool)
+    else:
+        rows = scoped_rows(trace, analysis.correlation, analysis.work, scope)
+        kernels_in = np.flatnonzero(rows.gpu["kernels"])
+        stats = kernel_stats(trace, rows=kernels_in)
+        calls_in = rows.api[analysis.launches.rows]
+    launches = analysis.launches
+    latency = launches.latency_ns[launches.of_kind(ApiKind.KERNEL_LAUNCH) & calls_in]
+    kernels = trace.kernels
+    durations = (kernels.end[kernels_in] - kernels.start[kernels_in]).astype(np.float64)
+    return ScopedView(scope, summary, stats, latency[~np.isnan(latency)], durations)
+
+
+def activity_window(trace: Trace, analysis: TraceAnalysis) -> tuple[int, int]:
+    """Where the work is: the window of launch calls and GPU work that maximises (events inside) -
+    FOCUS_SPARSENESS x (its width / the trace's average spacing between events).
+
+    A stretch at least FOCUS_SPARSENESS times as dense as the trace on average is worth including;
+    sparse start-up (module loading, set-up copies) and tear-down are not. A trace as dense at its
+    edges as in the middle is shown whole. One pass: the best segment of a running sum.
+    """
+    starts = np.sort(np.concatenate([trace.api.start[analysis.launches.rows], analysis.work.start]))
+    if len(starts) < 20 or starts[-1] <= starts[0]:
+        return trace.span()
+    spacing = (starts[-1] - starts[0]) / (len(starts) - 1)
+    value = np.arange(len(starts)) - FOCUS_SPARSENESS * (starts - starts[0]) / spacing
+    lowest = np.minimum.accumulate(value)
+    last = int(np.argmax(value - lowest))
+    first = int(np.flatnonzero(value[: last + 1] == lowest[last])[0])
+    low, high = int(starts[first]), int(starts[last])
+    every = np.concatenate([trace.api.start[analysis.launches.rows], analysis.work.start])
+    ends = np.concatenate([trace.api.end[analysis.launches.rows], analysis.work.end])
+    inside = (every >= low) & (every <= high)
+    return low, int(max(high, ends[inside].max()))
 
 
 def trace_dags(trace: Trace, nodes: Table) -> list[Dag]:

@@ -8,7 +8,7 @@ from pyqtgraph.Qt.internals import PrimitiveArray
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPen
 
-from graphscope.app.layout import PALETTE, Lane
+from graphscope.app.layout import COLOR_GRAPH, PALETTE, Lane
 from graphscope.app.lod import MIXED, LodLane, Runs
 from graphscope.core.symbols import SymbolTable
 
@@ -21,9 +21,12 @@ MIXED_BRUSH = QBrush(QColor(90, 90, 100))
 HIGHLIGHT_BRUSH = QBrush(QColor(255, 214, 0))
 HIGHLIGHT_PEN = QPen(QColor(20, 20, 20))
 SELECT_PEN = QPen(QColor(255, 40, 40))
-for _pen in (HIGHLIGHT_PEN, SELECT_PEN):
+BRACKET_PEN = QPen(QColor(*PALETTE[COLOR_GRAPH]))
+for _pen in (HIGHLIGHT_PEN, SELECT_PEN, BRACKET_PEN):
     _pen.setCosmetic(True)
 SELECT_PEN.setWidthF(2.5)
+BRACKET_PEN.setWidthF(1.6)
+BRACKET_REACH = 0.25  # a click in this top share of a stream row picks the graph launch, not a kernel
 
 
 def _brush(color: int) -> QBrush:
@@ -82,6 +85,7 @@ class LaneItem(pg.GraphicsObject):
         self._highlight: list[LodLane | None] = [None] * lane.depth_rows
         self._highlight_count = 0
         self.selected = -1
+        self.selected_bracket = -1
         self.dimmed = False
         self.collapsed = False  # drawn in its group's single row
         x0 = float(lane.start.min()) if len(lane) else 0.0
@@ -114,6 +118,10 @@ class LaneItem(pg.GraphicsObject):
         self.selected = event
         self.update()
 
+    def set_selected_bracket(self, bracket: int) -> None:
+        self.selected_bracket = bracket
+        self.update()
+
     def row_y(self, depth: int) -> float:
         return self.y + depth * ROW_HEIGHT + (1 - BAR) / 2
 
@@ -137,6 +145,8 @@ class LaneItem(pg.GraphicsObject):
                 painter.setPen(Qt.PenStyle.NoPen)
             if self.names is not None:
                 self._draw_labels(painter, depth, runs, x0, x1, pixel)
+        if self.lane.brackets is not None:
+            self._draw_brackets(painter, x0, x1, pixel)
         if self.selected >= 0:
             self._draw_selected(painter, pixel)
 
@@ -177,6 +187,34 @@ class LaneItem(pg.GraphicsObject):
                 text,
             )
         painter.restore()
+
+    def _draw_brackets(self, painter: QPainter, x0: float, x1: float, pixel: float) -> None:
+        """Each graph launch as a bracket around its node work on this stream: an open box above and
+        below the bars, merged to pixel resolution like the events."""
+        runs = self.lane.brackets.visible(x0, x1, pixel)
+        top, bottom = self.y + 0.04, self.y + ROW_HEIGHT - 0.04
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(BRACKET_PEN)
+        if len(runs):
+            self._rects.resize(len(runs))
+            memory = self._rects.ndarray()
+            memory[:, 0] = runs.start
+            memory[:, 1] = top
+            memory[:, 2] = np.maximum(runs.end - runs.start, pixel)
+            memory[:, 3] = bottom - top
+            painter.drawRects(*self._rects.drawargs())
+        if self.selected_bracket >= 0:
+            start = float(self.lane.brackets.start[self.selected_bracket])
+            end = float(self.lane.brackets.end[self.selected_bracket])
+            painter.setPen(SELECT_PEN)
+            painter.drawRect(QRectF(start, top, max(end - start, pixel), bottom - top))
+        painter.setPen(Qt.PenStyle.NoPen)
+
+    def hit_bracket(self, x: float, y: float, tolerance: float) -> int:
+        """Index of the graph-launch bracket under (x, y) when y is in the row's top band, else -1."""
+        if self.lane.brackets is None or not self.y <= y < self.y + BRACKET_REACH * ROW_HEIGHT:
+            return -1
+        return self.lane.brackets.hit(x, tolerance)
 
     def _draw_selected(self, painter: QPainter, pixel: float) -> None:
         event = self.selected

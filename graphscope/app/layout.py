@@ -1,9 +1,10 @@
 """Which lanes the timeline shows and what each holds (numpy only, no Qt).
 
-One group per process (a CUDA API lane and an NVTX lane per thread) and one group per GPU (a graph
-launch lane, then one lane per stream with its kernels, copies and memsets). Times are float64
-nanoseconds from the start of the trace. Every event remembers its source table and row, and
-`locate` answers the reverse question, so selections can cross lanes.
+One group per process (a CUDA API lane and an NVTX lane per thread) and one group per GPU (one lane
+per stream with its kernels, copies and memsets). A graph launch is a bracket over its node kernels
+on each stream lane it ran on, so eager launches and graph replays read the same way. Times are
+float64 nanoseconds from the start of the trace. Every event remembers its source table and row,
+and `locate` answers the reverse question, so selections can cross lanes.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from graphscope.analysis.graphs import GraphLaunches
+from graphscope.analysis.graphs import GraphLaunches, launch_of_nodes
 from graphscope.analysis.launch import api_kinds
 from graphscope.app.lod import LodLane
 from graphscope.core.symbols import SymbolTable
+from graphscope.core.table import Table
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import NVTX_DRAWN_TYPES, NVTX_RANGE_TYPES, ApiKind
 
@@ -85,6 +87,8 @@ class Lane:
     stream: int = -1
     lods: list[LodLane] = field(default_factory=list)
     members: list[np.ndarray] = field(default_factory=list)  # per sub-row: event indices of that row
+    bracket_rows: np.ndarray | None = None  # graph launches (rows of GraphLaunches) bracketed on this lane
+    brackets: LodLane | None = None  # their spans on this lane, sorted by start
 
     def __post_init__(self) -> None:
         rows = int(self.depth.max()) + 1 if len(self.depth) else 1
@@ -126,10 +130,13 @@ def _color_by_name(names: np.ndarray, colors: range) -> np.ndarray:
     return (colors.start + (names.astype(np.int64) * 2654435761 % 2**32) % len(colors)).astype(np.int16)
 
 
-def build_layout(trace: Trace, graphs: GraphLaunches, origin: int | None = None) -> TimelineLayout:
+def build_layout(
+    trace: Trace, graphs: GraphLaunches, origin: int | None = None, nodes: Table | None = None
+) -> TimelineLayout:
     """Lanes for every thread with CUDA calls or NVTX ranges and every GPU stream with work.
 
-    x = 0 is `origin` (trace time, ns): the start of the trace unless given.
+    x = 0 is `origin` (trace time, ns): the start of the trace unless given. `nodes` (the graph node
+    activities) places graph-launch brackets on the stream lanes.
     """
     origin = trace.span()[0] if origin is None else origin
     lanes: list[Lane] = []
@@ -141,7 +148,7 @@ def build_layout(trace: Trace, graphs: GraphLaunches, origin: int | None = None)
     for device in np.unique(
         np.concatenate([t.device for t in (trace.kernels, trace.memcpy, trace.memset, trace.graph_launches)])
     ):
-        lanes += _gpu_lanes(trace, origin, graphs, int(device))
+        lanes += _gpu_lanes(trace, origin, graphs, int(device), nodes)
     return TimelineLayout(origin, lanes, _locate(trace, graphs, lanes))
 
 
@@ -208,29 +215,10 @@ def nesting_depth(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     return depth
 
 
-def _gpu_lanes(trace: Trace, origin: int, graphs: GraphLaunches, device: int) -> list[Lane]:
+def _gpu_lanes(trace: Trace, origin: int, graphs: GraphLaunches, device: int, nodes: Table | None) -> list[Lane]:
     gpu = trace.gpu(device)
     group = f"GPU {device}" + (f" {gpu.name}" if gpu else "")
     lanes = []
-    if len(graphs):
-        rows = np.flatnonzero(graphs.device == device)
-        if len(rows):
-            lanes.append(
-                Lane(
-                    key=f"graphs:{device}",
-                    group=group,
-                    label="graph launches",
-                    kind="graphs",
-                    source=np.full(len(rows), GRAPH_GROUP, np.int8),
-                    row=rows,
-                    start=(graphs.start[rows] - origin).astype(np.float64),
-                    end=(graphs.end[rows] - origin).astype(np.float64),
-                    color=np.full(len(rows), COLOR_GRAPH, np.int16),
-                    name=np.full(len(rows), -1, np.int64),
-                    depth=np.zeros(len(rows), np.int8),
-                    device=device,
-                )
-            )
     parts = []
     for source, table_name in (
         (KERNEL, "kernels"),
@@ -261,9 +249,11 @@ def _gpu_lanes(trace: Trace, origin: int, graphs: GraphLaunches, device: int) ->
     if not parts:
         return lanes
     source, rows, stream, start, end, color, name = (np.concatenate(p) for p in zip(*parts))
+    launch = launch_of_nodes(graphs, nodes) if nodes is not None and len(nodes) else None
     for s in np.unique(stream):
         mine = np.flatnonzero(stream == s)
         mine = mine[np.argsort(start[mine], kind="stable")]
+        bracket_rows, brackets = _brackets(nodes, launch, device, int(s), origin)
         lanes.append(
             Lane(
                 key=f"stream:{device}:{s}",
@@ -279,9 +269,31 @@ def _gpu_lanes(trace: Trace, origin: int, graphs: GraphLaunches, device: int) ->
                 depth=np.zeros(len(mine), np.int8),
                 device=device,
                 stream=int(s),
+                bracket_rows=bracket_rows,
+                brackets=brackets,
             )
         )
     return lanes
+
+
+def _brackets(
+    nodes: Table | None, launch: np.ndarray | None, device: int, stream: int, origin: int
+) -> tuple[np.ndarray | None, LodLane | None]:
+    """Per graph launch that ran nodes on this stream: its launch index and span here (first node's
+    start to last node's end), sorted by start."""
+    if launch is None:
+        return None, None
+    mine = np.flatnonzero((nodes.device == device) & (nodes.stream == stream) & (launch >= 0))
+    if not len(mine):
+        return None, None
+    order = mine[np.argsort(launch[mine], kind="stable")]
+    keys = launch[order]
+    first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    starts = np.minimum.reduceat(nodes.start[order], first) - origin
+    ends = np.maximum.reduceat(nodes.end[order], first) - origin
+    by_start = np.argsort(starts, kind="stable")
+    spans = LodLane(starts[by_start], ends[by_start], np.full(len(first), COLOR_GRAPH, np.int16))
+    return keys[first][by_start], spans
 
 
 def _locate(trace: Trace, graphs: GraphLaunches, lanes: list[Lane]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
@@ -301,4 +313,9 @@ def _locate(trace: Trace, graphs: GraphLaunches, lanes: list[Lane]) -> dict[int,
             lane_of, index_of = locate[int(source)]
             lane_of[lane.row[events]] = lane_index
             index_of[lane.row[events]] = events
+    lane_of, index_of = locate[GRAPH_GROUP]  # a launch's bracket: on the first stream lane that has one
+    for lane_index, lane in reversed(list(enumerate(lanes))):
+        if lane.bracket_rows is not None:
+            lane_of[lane.bracket_rows] = lane_index
+            index_of[lane.bracket_rows] = np.arange(len(lane.bracket_rows))
     return locate

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import os
 import sys
 from pathlib import Path
@@ -19,17 +20,20 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QTabWidget,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from graphscope import __version__
+from graphscope.analysis.scope import Scope
 from graphscope.app.compare import CompareWindow
 from graphscope.app.dag_view import DagView
 from graphscope.app.describe import describe, describe_nodes
-from graphscope.app.document import TraceDocument, load_remaining_columns, open_document
+from graphscope.app.document import ScopedView, TraceDocument, load_remaining_columns, open_document, scoped_view
 from graphscope.app.lanes_panel import LanesPanel
 from graphscope.app.layout import KERNEL, MEMCPY, MEMSET, SOURCES
+from graphscope.app.legend import legend_html, scope_banner
 from graphscope.app.panels import DetailsPanel, HistogramPanel, SummaryPanel
 from graphscope.app.run_panel import RunPanel
 from graphscope.app.stats_panel import StatsPanel
@@ -43,7 +47,8 @@ MAX_RECENT = 10
 STATE_VERSION = 2  # bump when docks change, so an older saved layout is not applied
 EXPORT_FILTER = "Nsight Systems exports (*.sqlite *.nsys-rep);;All files (*)"
 SHORTCUTS = (
-    "W / S: zoom in / out · A / D: pan · F: fit all · Z: zoom to selection · G: idle gaps · "
+    "W / S: zoom in / out · A / D: pan · F: fit the activity · Shift+F: whole process · Z: zoom to selection · "
+    "G: idle gaps · drag the time axis: scope · Backspace: clear the scope · "
     "Esc: clear selection · Shift+wheel: scroll lanes"
 )
 
@@ -64,7 +69,20 @@ class MainWindow(QMainWindow):
         self.preload: Task | None = None
         self.error_box: QMessageBox | None = None
         self.timeline = TimelineView()
-        self.setCentralWidget(self.timeline)
+        self.scope_banner = QLabel()
+        self.scope_banner.setObjectName("scope")
+        self.scope_banner.setTextFormat(Qt.TextFormat.RichText)
+        self.scope_banner.linkActivated.connect(lambda _link: self.set_scope(None))
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.scope_banner)
+        column.addWidget(self.timeline, 1)
+        self.setCentralWidget(central)
+        self.scope_task: Task | None = None
+        self.legend = QTextBrowser()
+        self.legend.setHtml(legend_html())
         self.details = DetailsPanel()
         self.summary = SummaryPanel()
         self.stats = StatsPanel()
@@ -80,6 +98,7 @@ class MainWindow(QMainWindow):
         self._menus()
         self._status()
         self.timeline.selected.connect(self._on_selected)
+        self.timeline.scope_requested.connect(self.set_scope)
         if os.environ.get(FIRST_FRAME_ENV):  # benchmarks time a fresh process to its first frame
             self.timeline.first_frame.connect(lambda: print("graphscope: first frame", file=sys.stderr, flush=True))
         self.stats.identities_chosen.connect(self._on_identities)
@@ -105,6 +124,7 @@ class MainWindow(QMainWindow):
         right.addTab(self.details, "Details")
         right.addTab(self.summary, "Summary")
         right.addTab(self.histograms, "Histograms")
+        right.addTab(self.legend, "Legend")
         self.side_tabs = right
         inspector = self._dock("Inspector", right, Qt.DockWidgetArea.RightDockWidgetArea)
         kernels = self._dock("Kernels", self.stats, Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -141,7 +161,9 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         view = bar.addMenu("&View")
-        self._action(view, "&Fit all", self.timeline.fit_all, "F")
+        self._action(view, "&Fit the activity", self.timeline.fit_focus, "F")
+        self._action(view, "Fit the &whole process", self.timeline.fit_all, "Shift+F")
+        self._action(view, "&Clear the scope", lambda: self.set_scope(None), "Backspace")
         self._action(view, "&Zoom to selection", self.timeline.zoom_to_selection, "Z")
         self.gaps_action = self._action(view, "Show idle &gaps", self.timeline.set_gaps_visible, "G", True)
         view.addSeparator()
@@ -234,9 +256,7 @@ class MainWindow(QMainWindow):
         self.timeline.hidden.clear()
         self.timeline.collapsed.clear()
         self.timeline.set_document(document)
-        self.summary.show_summary(document.summary)
-        self.stats.set_stats(document.stats, document.trace.symbols)
-        self.histograms.show_document(document)
+        self._show_view(document.view)
         self.lanes.set_layout(document.layout, self.timeline.hidden, self.timeline.collapsed)
         self._show_trace_dags(document)
         self.details.show_fields("Nothing selected", [("verdict", document.summary["launch"]["verdict"])])
@@ -250,6 +270,38 @@ class MainWindow(QMainWindow):
             f"{len(document.trace.api):,} CUDA calls.   {SHORTCUTS}",
         )
         self.loaded.emit(document)
+
+    # -- scope ----------------------------------------------------------------------------------
+
+    def set_scope(self, scope: Scope | None) -> None:
+        """Scope Summary, Kernels, Histograms and the verdict to some windows (None: back to the default)."""
+        if self.document is None:
+            return
+        if self.scope_task is not None:
+            self.scope_task.cancel()
+        if scope is None and self.document.view.scope is self.document.default_scope:
+            self._show_view(self.document.view)
+            return
+        chosen = scope if scope is not None else self.document.default_scope
+        self.scope_task = Task(scoped_view, self.document.trace, self.document.analysis, chosen)
+        task = self.scope_task
+        task.signals.finished.connect(lambda view: task is self.scope_task and self._show_view(view))
+        task.signals.failed.connect(lambda message: self.status_label.setText(f"cannot scope: {message}"))
+        self.scope_banner.setText(f"Scope: computing {html.escape(chosen.label if chosen else 'the whole trace')}…")
+        start(task)
+
+    def _show_view(self, view: ScopedView) -> None:
+        document = self.document
+        self.scope_task = None
+        self.current_view = view
+        self.summary.show_summary(view.summary)
+        self.stats.set_stats(view.stats, document.trace.symbols)
+        self.histograms.show_values(view.latency_ns, view.duration_ns)
+        self.timeline.set_scope(view.scope)
+        self.scope_banner.setText(scope_banner(view, document))
+        self.scope_banner.setStyleSheet(
+            "QLabel#scope { padding: 4px 8px; background: %s; }" % ("#e3ecfd" if view.scope else "#f3f3f5")
+        )
 
     def _on_failed(self, path: Path, message: str) -> None:
         self.task = None

@@ -10,9 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from graphscope.app.describe import Fields
-from graphscope.app.document import TraceDocument
 from graphscope.core.units import format_bytes, format_ns
-from graphscope.trace.schema import ApiKind
 
 
 def _table(fields: Fields) -> str:
@@ -42,8 +40,10 @@ class SummaryPanel(QTextBrowser):
         launch = summary["launch"]
         bound = launch["launch_bound"]
         colour = {True: "#b3261e", False: "#1e7b34", None: "#555"}[bound]
+        scope = summary.get("scope")
         fields = [
             ("file", summary["file"]),
+            ("scope", scope["label"] if scope else "the whole trace"),
             ("Nsight Systems", summary["nsys_version"] or "unknown"),
             ("span", format_ns(summary["span_ns"])),
             ("kernels", f"{summary['kernels']['count']:,} ({format_ns(summary['kernels']['total_ns'])})"),
@@ -61,7 +61,12 @@ class SummaryPanel(QTextBrowser):
             ),
             ("median launch call", format_ns(launch["median_api_ns"])),
             ("median launch latency", format_ns(launch["median_latency_ns"])),
-            ("overhead ratio", f"{launch['overhead_ratio']:.3f}"),
+            ("overhead ratio", f"{launch['overhead_ratio']:.3f} (every launch call in scope)"),
+            (
+                "steady-state ratio",
+                f"{launch['steady_state']['overhead_ratio']:.3f} (without "
+                f"{launch['steady_state']['one_off_calls']} one-off first calls; the verdict's number)",
+            ),
         ]
         for gpu in summary["gpu"]:
             fields.append(
@@ -99,12 +104,10 @@ class HistogramPanel(QWidget):
         plot.setMinimumHeight(120)
         return plot
 
-    def show_document(self, document: TraceDocument) -> None:
-        launches = document.analysis.launches
-        latency = launches.latency_ns[launches.of_kind(ApiKind.KERNEL_LAUNCH)]
-        kernels = document.trace.kernels
-        self._fill(self.latency, latency[~np.isnan(latency)], (66, 133, 244))
-        self._fill(self.duration, (kernels.end - kernels.start).astype(np.float64), (15, 157, 88))
+    def show_values(self, latency_ns: np.ndarray, duration_ns: np.ndarray) -> None:
+        """Kernel launch latencies and kernel durations (of the current scope)."""
+        self._fill(self.latency, latency_ns, (66, 133, 244))
+        self._fill(self.duration, duration_ns, (15, 157, 88))
 
     @staticmethod
     def _fill(plot: pg.PlotWidget, values: np.ndarray, rgb: tuple[int, int, int]) -> None:

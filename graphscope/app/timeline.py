@@ -8,10 +8,13 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 
 from graphscope.analysis.gpu_time import idle_gaps
+from graphscope.analysis.scope import Scope
 from graphscope.app.document import TraceDocument
 from graphscope.app.lane_item import HOST_WAIT, OTHER_WAIT, ROW_HEIGHT, UNKNOWN_WAIT, GapItem, LaneItem
-from graphscope.app.layout import API, GRAPH_GROUP, GRAPH_ROW, KERNEL, MEMCPY, MEMSET, SOURCES
-from graphscope.app.timeline_items import GridItem, LaneAxis, LinkItem, TimeAxis, TimelineViewBox
+from graphscope.app.layout import API, GRAPH_GROUP, GRAPH_ROW, KERNEL, MEMCPY, MEMSET, NVTX, SOURCES
+from graphscope.app.timeline_items import GridItem, LaneAxis, LinkItem, ScopeItem, TimeAxis, TimelineViewBox
+from graphscope.core.units import format_ns
+from graphscope.trace.schema import NVTX_RANGE_TYPES
 
 GROUP_HEADER = 0.9
 CLICK_TOLERANCE_PX = 3
@@ -23,11 +26,13 @@ class TimelineView(pg.PlotWidget):
 
     selected = Signal(int, int)
     first_frame = Signal()  # once per document, after its lanes were first painted
+    scope_requested = Signal(object)  # a Scope (drag on the time axis, an NVTX range clicked) or None (clear)
 
     def __init__(self, parent=None) -> None:
         self.lane_axis = LaneAxis()
+        self.time_axis = TimeAxis("bottom")
         super().__init__(
-            parent, viewBox=TimelineViewBox(), axisItems={"bottom": TimeAxis("bottom"), "left": self.lane_axis}
+            parent, viewBox=TimelineViewBox(), axisItems={"bottom": self.time_axis, "left": self.lane_axis}
         )
         self.setBackground("w")
         self.view = self.getViewBox()
@@ -49,6 +54,9 @@ class TimelineView(pg.PlotWidget):
         self.show_gaps = False
         self.selection: tuple[int, int] | None = None
         self.link = LinkItem()
+        self.scope_item = ScopeItem()
+        self.view.addItem(self.scope_item, ignoreBounds=True)
+        self.time_axis.dragged = self._on_axis_drag
         self.scene().sigMouseClicked.connect(self._on_click)
         self.view.sigResized.connect(lambda _view: self._fit_rows())
 
@@ -64,8 +72,9 @@ class TimelineView(pg.PlotWidget):
         self._frame_reported = False
         self.document = document
         self.selection = None
+        self.scope_item.set_windows(None, 0)
         self.rebuild()
-        self.fit_gpu_activity()
+        self.fit_focus()
 
     def rebuild(self) -> None:
         """Place lane items according to hidden lanes and collapsed groups."""
@@ -89,14 +98,14 @@ class TimelineView(pg.PlotWidget):
                 if collapsed:
                     y += ROW_HEIGHT
             collapsed = lane.group in self.collapsed
-            item = LaneItem(lane, group_top if collapsed else y, names if lane.kind != "graphs" else None)
+            item = LaneItem(lane, group_top if collapsed else y, names)
             item.collapsed = collapsed
             self.view.addItem(item)
             self.items[index] = item
             if not collapsed:
                 ticks.append((y + item.height / 2, "    " + lane.label))
                 y += item.height
-        self.lane_axis.setTicks([ticks, []])
+        self.lane_axis.setTicks([[(at, self.lane_axis.fit(text)) for at, text in ticks], []])
         self.view.addItem(self.link)
         self._content_height = y
         if self.show_gaps:
@@ -137,24 +146,22 @@ class TimelineView(pg.PlotWidget):
 
     # -- navigation ---------------------------------------------------------------------------
 
+    def fit_focus(self) -> None:
+        """Where the work is: graphscope's measured repetitions, or the window holding most launches and
+        GPU work (start-up left out); lanes from the top."""
+        if self.document is None:
+            return
+        origin = self.document.layout.origin
+        first, last = self.document.focus
+        self.view.setXRange(first - origin, max(last - origin, first - origin + 1), padding=0.03)
+        self._fit_rows(top=-0.2)
+
     def fit_all(self) -> None:
-        """The whole trace in time; lanes from the top at their fixed row height."""
+        """The whole process span in time; lanes from the top at their fixed row height."""
         if self.document is None:
             return
         start, end = self.document.trace.span()
         self.view.setXRange(0, max(end - start, 1), padding=0.02)
-        self._fit_rows(top=-0.2)
-
-    def fit_gpu_activity(self) -> None:
-        """Where the GPU works: from its first 0.5% of work (skipping stray set-up kernels) to its last."""
-        work = self.document.analysis.work if self.document is not None else None
-        if work is None or not len(work):
-            self.fit_all()
-            return
-        origin = self.document.layout.origin
-        first = int(np.quantile(work.start, 0.005, method="lower")) - origin
-        last = int(work.end.max()) - origin
-        self.view.setXRange(first, max(last, first + 1), padding=0.03)
         self._fit_rows(top=-0.2)
 
     def _fit_rows(self, top: float | None = None) -> None:
@@ -171,7 +178,8 @@ class TimelineView(pg.PlotWidget):
         if lane_index is None:
             return
         lane = self.document.layout.lanes[lane_index]
-        start, end = float(lane.start[event]), float(lane.end[event])
+        events = lane.brackets if self.selection[0] == GRAPH_GROUP else lane
+        start, end = float(events.start[event]), float(events.end[event])
         width = max(end - start, 1000.0)
         self.view.setXRange(start - width, end + width, padding=0)
 
@@ -190,11 +198,14 @@ class TimelineView(pg.PlotWidget):
             Qt.Key.Key_S: lambda: self.zoom(2.0),
             Qt.Key.Key_A: lambda: self.pan(-0.25),
             Qt.Key.Key_D: lambda: self.pan(0.25),
-            Qt.Key.Key_F: self.fit_all,
+            Qt.Key.Key_F: self.fit_focus,
             Qt.Key.Key_Z: self.zoom_to_selection,
             Qt.Key.Key_Escape: self.clear_selection,
+            Qt.Key.Key_Backspace: lambda: self.scope_requested.emit(None),
         }
         action = actions.get(Qt.Key(event.key()))
+        if event.key() == Qt.Key.Key_F and event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            action = self.fit_all
         if action is None:
             super().keyPressEvent(event)
         else:
@@ -212,6 +223,10 @@ class TimelineView(pg.PlotWidget):
             height = ROW_HEIGHT if item.collapsed else item.height
             if not item.y <= point.y() < item.y + height:
                 continue
+            bracket = -1 if item.collapsed else item.hit_bracket(point.x(), point.y(), tolerance)
+            if bracket >= 0:
+                self.select(GRAPH_GROUP, int(item.lane.bracket_rows[bracket]))
+                return
             event_index = item.hit(point.x(), item.y if item.collapsed else point.y(), tolerance)
             if event_index >= 0:
                 self.select(int(item.lane.source[event_index]), int(item.lane.row[event_index]))
@@ -223,6 +238,7 @@ class TimelineView(pg.PlotWidget):
         for item in self.items.values():
             item.set_highlight(None)
             item.set_selected(-1)
+            item.set_selected_bracket(-1)
         self.link.set_points(None, None)
         self.selected.emit(-1, -1)
 
@@ -237,10 +253,14 @@ class TimelineView(pg.PlotWidget):
         for item in self.items.values():
             item.set_highlight(None)
             item.set_selected(-1)
+            item.set_selected_bracket(-1)
         self.selection = (source, row)
         lane_index, event = self._selected_event()
         if lane_index in self.items:
-            self.items[lane_index].set_selected(event)
+            if source == GRAPH_GROUP:
+                self.items[lane_index].set_selected_bracket(event)
+            else:
+                self.items[lane_index].set_selected(event)
         correlation = document.analysis.correlation
         linked: dict[int, np.ndarray] = {}
         call = -1
@@ -265,6 +285,8 @@ class TimelineView(pg.PlotWidget):
                         linked[SOURCES.index(kind)] = rows
         self._highlight(linked)
         self._draw_link(source, row, call)
+        if source == NVTX:
+            self._scope_to_range(row)
         if emit:
             self.selected.emit(source, row)
 
@@ -287,11 +309,39 @@ class TimelineView(pg.PlotWidget):
     def _highlight(self, linked: dict[int, np.ndarray]) -> None:
         per_lane: dict[int, list[np.ndarray]] = {}
         for source, rows in linked.items():
+            if source == GRAPH_GROUP:  # brackets: the node kernels they hold light up instead
+                continue
             for lane, events in self.document.layout.find(source, np.asarray(rows)):
                 per_lane.setdefault(lane, []).append(events)
         for lane, parts in per_lane.items():
             if lane in self.items:
                 self.items[lane].set_highlight(np.concatenate(parts))
+
+    # -- scope ----------------------------------------------------------------------------------
+
+    def set_scope(self, scope: Scope | None) -> None:
+        """Shade the scope's windows (None: no scope drawn)."""
+        origin = self.document.layout.origin if self.document is not None else 0
+        self.scope_item.set_windows(scope, origin)
+
+    def _scope_to_range(self, row: int) -> None:
+        nvtx = self.document.trace.nvtx
+        start, end = int(nvtx.start[row]), int(nvtx.end[row])
+        if int(nvtx.event_type[row]) in NVTX_RANGE_TYPES and end > start:
+            name = self.document.trace.symbols.name(int(nvtx.text[row]))
+            self.scope_requested.emit(Scope.of(f"NVTX range {name!r}", np.array([start]), np.array([end])))
+
+    def _on_axis_drag(self, x0: float, x1: float, finished: bool) -> None:
+        """A drag along the time axis previews a window, and scopes the panels to it when released."""
+        if self.document is None:
+            return
+        low, high = sorted((x0, x1))
+        origin = self.document.layout.origin
+        self.scope_item.set_preview((low, high) if not finished else None)
+        if finished and high - low > 0:
+            label = f"{format_ns(low)} to {format_ns(high)}"
+            scope = Scope.of(label, np.array([origin + int(low)]), np.array([origin + int(high)]))
+            self.scope_requested.emit(scope)
 
     def _draw_link(self, source: int, row: int, call: int) -> None:
         if call < 0 or source == API:

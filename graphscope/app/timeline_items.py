@@ -5,13 +5,29 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QPainter, QPen, QPolygonF
+from PySide6.QtGui import QBrush, QColor, QFontMetrics, QPainter, QPen, QPolygonF
 
 from graphscope.core.units import time_unit
 
 
 class TimeAxis(pg.AxisItem):
-    """Ticks in ns/us/ms/s from the start of the trace, the unit chosen by the tick spacing."""
+    """Ticks in ns/us/ms/s from the start of the trace, the unit chosen by the tick spacing.
+
+    A drag along the axis calls `dragged(x0, x1, finished)` (view coordinates) instead of panning:
+    the timeline turns it into a scope.
+    """
+
+    dragged = None
+
+    def mouseDragEvent(self, event):
+        view = self.linkedView()
+        if self.dragged is None or view is None or event.button() != Qt.MouseButton.LeftButton:
+            super().mouseDragEvent(event)
+            return
+        event.accept()
+        x0 = view.mapSceneToView(event.buttonDownScenePos()).x()
+        x1 = view.mapSceneToView(event.scenePos()).x()
+        self.dragged(x0, x1, event.isFinish())
 
     def tickStrings(self, values, scale, spacing):
         if not len(values):
@@ -22,12 +38,19 @@ class TimeAxis(pg.AxisItem):
 
 
 class LaneAxis(pg.AxisItem):
-    """Lane names on the left, one tick per lane, group names in bold."""
+    """Lane names on the left, one tick per lane; a name too wide is elided in the middle, never dropped."""
+
+    WIDTH = 230
 
     def __init__(self) -> None:
         super().__init__("left")
-        self.setWidth(230)
+        self.setWidth(self.WIDTH)
         self.setStyle(tickLength=0)
+
+    def fit(self, text: str) -> str:
+        """`text` elided to the axis width (pyqtgraph silently drops labels that do not fit)."""
+        metrics = QFontMetrics(self.style.get("tickFont") or self.font())
+        return metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, self.WIDTH - 14)
 
 
 class TimelineViewBox(pg.ViewBox):
@@ -41,6 +64,56 @@ class TimelineViewBox(pg.ViewBox):
             event.accept()
             return
         super().wheelEvent(event, axis=0)
+
+
+class ScopeItem(pg.GraphicsObject):
+    """The scope's windows shaded across every lane, and the window being dragged on the time axis."""
+
+    BRUSH = QBrush(QColor(66, 133, 244, 28))
+    EDGE = QPen(QColor(66, 133, 244, 160))
+    PREVIEW = QBrush(QColor(66, 133, 244, 60))
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.EDGE.setCosmetic(True)
+        self.windows: list[tuple[float, float]] = []
+        self.preview: tuple[float, float] | None = None
+        self.setZValue(-5)
+
+    def set_windows(self, scope, origin: int) -> None:
+        """Shade a Scope's windows (times relative to `origin`); None clears."""
+        self.windows = (
+            [] if scope is None else list(zip((scope.start - origin).tolist(), (scope.end - origin).tolist()))
+        )
+        self.prepareGeometryChange()
+        self.update()
+
+    def set_preview(self, window: tuple[float, float] | None) -> None:
+        self.preview = window
+        self.prepareGeometryChange()
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        view = self.getViewBox()
+        if view is None:
+            return QRectF()
+        (x0, x1), (y0, y1) = view.viewRange()
+        return QRectF(x0, y0, x1 - x0, y1 - y0)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        view = self.getViewBox()
+        if view is None or not (self.windows or self.preview):
+            return
+        (x0, x1), (y0, y1) = view.viewRange()
+        painter.setPen(self.EDGE)
+        painter.setBrush(self.BRUSH)
+        for start, end in self.windows:
+            if end >= x0 and start <= x1:
+                painter.drawRect(QRectF(start, y0, end - start, y1 - y0))
+        if self.preview is not None:
+            painter.setBrush(self.PREVIEW)
+            start, end = self.preview
+            painter.drawRect(QRectF(start, y0, end - start, y1 - y0))
 
 
 class GridItem(pg.GraphicsObject):

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphscope.app.document import open_document
-from graphscope.app.layout import API, KERNEL, MEMCPY, MEMSET, nesting_depth
+from graphscope.app.layout import GRAPH_GROUP, API, KERNEL, MEMCPY, MEMSET, nesting_depth
 from graphscope.app.lod import MIXED, LodLane, merge
 from tests.conftest import FORKJOIN, H200_NODE
 
@@ -52,13 +52,23 @@ def test_nesting_depth_stacks_nested_ranges():
     assert nesting_depth(start, end).tolist() == [0, 1, 2, 0]
 
 
-def test_demo_layout_has_cpu_nvtx_graph_and_stream_lanes():
+def test_demo_layout_has_cpu_nvtx_and_stream_lanes_with_graph_brackets():
     document = open_document(H200_NODE)
     kinds = [lane.kind for lane in document.layout.lanes]
-    assert kinds.count("api") == 1 and kinds.count("nvtx") == 1 and kinds.count("graphs") == 1
+    assert kinds.count("api") == 1 and kinds.count("nvtx") == 1 and "graphs" not in kinds
     assert sum(len(lane) for lane in document.layout.lanes if lane.kind == "gpu") == 7005
-    graphs_lane = next(lane for lane in document.layout.lanes if lane.kind == "graphs")
-    assert len(graphs_lane) == 3
+    bracketed = [lane for lane in document.layout.lanes if lane.bracket_rows is not None]
+    assert len(bracketed) == 1 and bracketed[0].bracket_rows.tolist() == [0, 1, 2]
+    graphs = document.analysis.graphs
+    assert np.allclose(bracketed[0].brackets.start, graphs.start - document.layout.origin)
+
+
+def test_a_fork_join_launch_is_bracketed_on_both_of_its_streams():
+    document = open_document(FORKJOIN)
+    bracketed = {lane.stream: lane for lane in document.layout.lanes if lane.bracket_rows is not None}
+    assert set(bracketed) == {13, 16} and all(len(lane.bracket_rows) == 5 for lane in bracketed.values())
+    lane, index = document.layout.find(GRAPH_GROUP, np.array([2]))[0]
+    assert document.layout.lanes[lane].bracket_rows[index] == 2
 
 
 def test_locate_maps_rows_back_to_lanes_across_streams():

@@ -19,7 +19,7 @@ def _item(window, kind, stream=None):
 def test_the_demo_opens_with_cpu_and_gpu_lanes_and_a_verdict(window, open_trace):
     document = open_trace(demo_trace())
     kinds = {item.lane.kind for item in window.timeline.items.values()}
-    assert kinds == {"api", "nvtx", "graphs", "gpu"}
+    assert kinds == {"api", "nvtx", "gpu"}
     assert "graphs in use" in window.summary.toPlainText()
     assert window.stats.model.rowCount() == len(document.stats)
     assert window.windowTitle().endswith("demo_trace.sqlite")
@@ -38,11 +38,12 @@ def test_selecting_a_kernel_shows_and_links_its_launching_call(window, open_trac
 
 def test_clicking_a_graph_launch_lights_up_all_its_node_kernels(window, open_trace, qtbot):
     document = open_trace(H200_NODE)
-    graphs = _item(window, "graphs")
-    window.timeline.view.setXRange(float(graphs.lane.start[1]) - 1e5, float(graphs.lane.end[1]) + 1e5, padding=0)
+    stream = _item(window, "gpu", stream=13)
+    brackets = stream.lane.brackets
+    window.timeline.view.setXRange(float(brackets.start[1]) - 1e5, float(brackets.end[1]) + 1e5, padding=0)
     qtbot.wait(50)
-    x = (graphs.lane.start[1] + graphs.lane.end[1]) / 2
-    scene = window.timeline.view.mapViewToScene(pg_point(x, graphs.y + 0.5))
+    x = (brackets.start[1] + brackets.end[1]) / 2
+    scene = window.timeline.view.mapViewToScene(pg_point(x, stream.y + 0.1))  # the bracket's top band
     position = window.timeline.mapFromScene(scene)
     with qtbot.waitSignal(window.timeline.selected) as blocker:
         qtbot.mouseClick(window.timeline.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(position.x(), position.y()))
@@ -99,7 +100,9 @@ def test_keyboard_zoom_pan_and_fit(window, open_trace, qtbot):
     qtbot.keyClick(window.timeline, Qt.Key.Key_D)
     (b0, _), _ = view.viewRange()
     assert b0 > a0
-    qtbot.keyClick(window.timeline, Qt.Key.Key_F)
+    qtbot.keyClick(window.timeline, Qt.Key.Key_F)  # back to the activity: what the first view showed
+    assert view.viewRange()[0] == [x0, x1]
+    qtbot.keyClick(window.timeline, Qt.Key.Key_F, Qt.KeyboardModifier.ShiftModifier)  # the whole process
     (c0, c1), _ = view.viewRange()
     span = window.document.trace.span()
     assert c1 - c0 >= (span[1] - span[0])

@@ -1,0 +1,52 @@
+"""What the timeline's colours mean, and the line above it that always says what the panels are scoped
+to (HTML strings, no Qt)."""
+
+from __future__ import annotations
+
+import html
+
+from graphscope.app.layout import API_KIND_NAMES, COLOR_GRAPH, COLOR_MEMCPY, COLOR_MEMSET, KERNEL_COLORS, PALETTE
+from graphscope.core.units import format_ns
+
+GAP_COLOURS = (("GPU idle, waiting for the CPU to submit", (255, 140, 0)), ("GPU idle, work queued", (120, 120, 120)))
+
+
+def _swatch(rgb: tuple[int, int, int], text: str, outline: bool = False) -> str:
+    style = f"border:2px solid rgb{rgb};" if outline else f"background:rgb{rgb};"
+    return (
+        f"<tr><td><span style='{style}'>&nbsp;&nbsp;&nbsp;&nbsp;</span></td>"
+        f"<td style='padding-left:6px'>{html.escape(text)}</td></tr>"
+    )
+
+
+def legend_html() -> str:
+    """The colour legend of the timeline."""
+    api = "".join(_swatch(PALETTE[kind], name) for kind, name in sorted(API_KIND_NAMES.items()))
+    kernels = "".join(f"<span style='background:rgb{PALETTE[i]}'>&nbsp;&nbsp;</span>" for i in KERNEL_COLORS)
+    gpu = (
+        f"<tr><td>{kernels}</td><td style='padding-left:6px'>kernels, one colour per kernel name</td></tr>"
+        + _swatch(PALETTE[COLOR_MEMCPY], "memory copy")
+        + _swatch(PALETTE[COLOR_MEMSET], "memset")
+        + _swatch(PALETTE[COLOR_GRAPH], "graph launch: a bracket around its node work on each stream", True)
+        + _swatch((90, 90, 100), "several kinds merged into one pixel (zoom in)")
+    )
+    gaps = "".join(_swatch(rgb, text) for text, rgb in GAP_COLOURS)
+    return (
+        "<b>CPU: CUDA API calls</b><table>" + api + "</table>"
+        "<b>GPU: stream lanes</b><table>" + gpu + "</table>"
+        "<p>Bars are as tall as the share of their pixel that was busy: a stream idling between tiny "
+        "kernels shows as a low strip.</p><b>Idle gaps (G)</b><table>" + gaps + "</table>"
+        "<p>NVTX ranges are coloured by name. Yellow: highlighted, red outline: selected, blue band: the scope.</p>"
+    )
+
+
+def scope_banner(view, document) -> str:
+    """The always-visible line above the timeline: what Summary, Kernels and Histograms describe."""
+    scope = view.scope
+    origin = document.layout.origin
+    if scope is None:
+        return "Scope: <b>the whole trace</b> · drag along the time axis or click an NVTX range to scope the panels"
+    where = f"{format_ns(scope.first - origin)} to {format_ns(scope.last - origin)}"
+    back = "the whole trace" if document.default_scope is None else "the default scope"
+    clear = "" if scope is document.default_scope else f" · <a href='clear'>Backspace: back to {back}</a>"
+    return f"Scope: <b>{html.escape(scope.label)}</b> · {where}{clear}"
