@@ -129,7 +129,8 @@ def main() -> None:
     medians = {name: (statistics.median([s for s, _ in r]), max(m for _, m in r)) for name, r in results.items() if r}
     floor = medians["floor: SQLite scan of the summary's columns"][0]
     summary = medians["graphscope summary --json"][0]
-    print(f"file: {path.name}, {path.stat().st_size / 1e6:,.0f} MB, {args.kernels:,} kernels + {args.kernels:,} API rows")
+    size = path.stat().st_size / 1e6
+    print(f"file: {path.name}, {size:,.0f} MB, {args.kernels:,} kernels + {args.kernels:,} API rows")
     print(f"fresh processes, medians of {args.rounds} interleaved rounds on {os.cpu_count()} cores")
     print(f"  {'command':<46} {'seconds':>8} {'x floor':>8} {'x summary':>10} {'peak GiB':>9}")
     for name, (seconds, peak) in medians.items():

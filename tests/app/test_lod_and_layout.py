@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphscope.app.document import open_document
-from graphscope.app.layout import GRAPH_GROUP, API, KERNEL, MEMCPY, MEMSET, nesting_depth
+from graphscope.app.layout import API, GRAPH_GROUP, KERNEL, MEMCPY, MEMSET, nesting_depth
 from graphscope.app.lod import MIXED, LodLane, merge
 from tests.conftest import FORKJOIN, H200_NODE
 
