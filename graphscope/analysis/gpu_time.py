@@ -16,7 +16,7 @@ WORK_KINDS = ("kernels", "memcpy", "memset", "graph_launches")
 
 def gpu_work(trace: Trace, correlation: Correlation) -> Table:
     """All GPU work in one table sorted by start: kind (index into WORK_KINDS), source row, launching
-    API row (-1 if unrecorded), process, device, context, stream, start, end.
+    API row (-1 if unrecorded), process, device, stream, start, end (other columns: `work_column`).
 
     Whole-graph rows (graph trace mode) count as work: their nodes have no rows of their own.
     """
@@ -29,7 +29,7 @@ def gpu_work(trace: Trace, correlation: Correlation) -> Table:
                     "kind": np.full(len(table), kind_index, dtype=np.int8),
                     "source_row": np.arange(len(table), dtype=np.int32),
                     "api_row": correlation.api_row[kind],
-                    **{c: table[c] for c in ("process", "device", "context", "stream", "start", "end")},
+                    **{c: table[c] for c in ("process", "device", "stream", "start", "end")},
                 }
             )
     if not parts:
@@ -39,7 +39,6 @@ def gpu_work(trace: Trace, correlation: Correlation) -> Table:
             "api_row": np.int64,
             "process": np.int32,
             "device": np.int32,
-            "context": np.int32,
             "stream": np.int32,
             "start": np.int64,
             "end": np.int64,
@@ -50,6 +49,19 @@ def gpu_work(trace: Trace, correlation: Correlation) -> Table:
     work = Table({name: np.concatenate([p[name] for p in parts]) for name in parts[0]})
     order = intervals.start_order(work.start)
     return work if isinstance(order, slice) else work.take(order)
+
+
+def work_column(trace: Trace, work: Table, column: str, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+    """A column of the source tables (`context`, say) for some rows of the work table."""
+    kinds, sources = work.kind[rows], work.source_row[rows]
+    values = None
+    for kind_index, kind in enumerate(WORK_KINDS):
+        mine = kinds == kind_index
+        if mine.any():
+            part = getattr(trace, kind)[column][sources[mine]]
+            values = np.empty(len(kinds), part.dtype) if values is None else values
+            values[mine] = part
+    return values if values is not None else np.empty(0, np.int32)
 
 
 @dataclass(frozen=True)

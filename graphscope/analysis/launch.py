@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graphscope.analysis.gpu_time import work_column
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table
 from graphscope.trace.model import Trace
@@ -80,7 +81,8 @@ def queue_depth(trace: Trace, work: Table, metrics: LaunchMetrics) -> np.ndarray
     calls = np.flatnonzero(metrics.first_work >= 0)
     if not len(linked) or not len(calls):
         return depth
-    streams = _stream_key(work.process[linked], work.device[linked], work.context[linked], work.stream[linked])
+    context = work_column(trace, work, "context", linked)
+    streams = _stream_key(work.process[linked], work.device[linked], context, work.stream[linked])
     distinct = np.unique(streams)
     group = np.searchsorted(distinct, streams).astype(np.int64)
     del streams

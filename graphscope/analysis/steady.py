@@ -16,6 +16,7 @@ import numpy as np
 from graphscope.analysis import intervals
 from graphscope.analysis.gpu_time import WORK_KINDS
 from graphscope.analysis.graphs import GraphLaunches
+from graphscope.analysis.kernel_stats import distinct_groups
 from graphscope.analysis.launch import LaunchMetrics
 from graphscope.core.table import Table
 from graphscope.trace.model import Trace
@@ -90,18 +91,21 @@ def launch_keys(trace: Trace, launches: LaunchMetrics, work: Table, graphs: Grap
 def one_off_calls(launches: LaunchMetrics, keys: np.ndarray, considered: np.ndarray) -> np.ndarray:
     """Mask over launch calls: first calls of their key that were far slower than the steady ones."""
     one_off = np.zeros(len(keys), dtype=bool)
-    candidates = np.flatnonzero(considered & (keys >= 0))
-    if not len(candidates):
-        return one_off
-    _, first = np.unique(keys[candidates], return_index=True)
-    firsts = candidates[first]
+    slow = np.zeros(len(keys), dtype=bool)
     for kind in (ApiKind.KERNEL_LAUNCH, ApiKind.GRAPH_LAUNCH):
-        mine = considered & (launches.kind == kind)
+        mine = considered & (launches.kind == kind) & (keys >= 0)
         if mine.sum() < 2:
             continue
         median = float(np.median(launches.api_ns[mine]))
-        slow = firsts[(launches.kind[firsts] == kind) & (launches.api_ns[firsts] > ONE_OFF_FACTOR * median)]
-        one_off[slow[launches.api_ns[slow] - median >= ONE_OFF_MIN_NS]] = True
+        slow |= mine & (launches.api_ns > ONE_OFF_FACTOR * median) & (launches.api_ns - median >= ONE_OFF_MIN_NS)
+    candidates = np.flatnonzero(slow)  # few: set-up calls, not the steady state
+    if not len(candidates):
+        return one_off
+    watched = np.flatnonzero(considered & np.isin(keys, keys[candidates]))
+    _, group = distinct_groups(keys[watched])
+    order = np.argsort(group, kind="stable")  # a radix sort: few distinct keys
+    first_of_group = watched[order[np.r_[True, group[order][1:] != group[order][:-1]]]]
+    one_off[np.intersect1d(candidates, first_of_group)] = True
     return one_off
 
 
@@ -112,8 +116,12 @@ def launch_account(
     graphs: GraphLaunches,
     api_in: np.ndarray,
     work_in: np.ndarray,
+    busy_all_ns: int | None = None,
 ) -> LaunchAccount:
-    """The account of the launch calls whose rows `api_in` marks, and of the work `work_in` marks."""
+    """The account of the launch calls whose rows `api_in` marks, and of the work `work_in` marks.
+
+    `busy_all_ns`, if known, is the busy time of all the work `work_in` marks (it is not computed again).
+    """
     considered = api_in[launches.rows]
     keys = launch_keys(trace, launches, work, graphs)
     one_off = one_off_calls(launches, keys, considered)
@@ -121,7 +129,8 @@ def launch_account(
     eager = steady & (launches.kind == ApiKind.KERNEL_LAUNCH)
     graph = steady & (launches.kind == ApiKind.GRAPH_LAUNCH)
     one_off_rows = launches.rows[one_off]
-    steady_work = work_in & ~np.isin(work.api_row, one_off_rows)
+    busy_all = _busy(work, work_in) if busy_all_ns is None else busy_all_ns
+    busy = busy_all if not len(one_off_rows) else _busy(work, work_in & ~np.isin(work.api_row, one_off_rows))
     in_graphs = np.isin(graphs.api_row, launches.rows[graph]) if len(graphs) else np.zeros(0, bool)
     kernel_rows = work.source_row[launches.first_work[one_off & (keys < _GRAPH_KEY)]]
     names = sorted({trace.symbols.name(int(k)) for k in trace.kernels.short_name[kernel_rows]})
@@ -135,8 +144,8 @@ def launch_account(
         one_off_calls=int(one_off.sum()),
         one_off_ns=int(launches.api_ns[one_off].sum()),
         one_off_names=names,
-        busy_ns=_busy(work, steady_work),
-        busy_all_ns=_busy(work, work_in),
+        busy_ns=busy,
+        busy_all_ns=busy_all,
     )
 
 

@@ -5,6 +5,7 @@ The keys follow the JSON contract of ARCHITECTURE.md; extra keys add what a user
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,11 +92,15 @@ def summarize(
     graph_calls = launches.of_kind(ApiKind.GRAPH_LAUNCH) & calls_in
     kernel_launch_ns = int(launches.api_ns[kernel_calls].sum())
     graph_launch_ns = int(launches.api_ns[graph_calls].sum())
-    account = launch_account(trace, launches, work, graphs, api_in, work_in)
-    verdict = steady_verdict(account, node_traced=trace.info.graph_trace_mode == "node")
-    launch_ns = kernel_launch_ns + graph_launch_ns
-
-    stats = kernel_stats(trace, by="short_name", rows=None if rows is None else np.flatnonzero(kernels_in))
+    with ThreadPoolExecutor(max_workers=1) as pool:  # numpy releases the GIL: the table builds alongside
+        kernel_rows = None if rows is None else np.flatnonzero(kernels_in)
+        kernel_table = pool.submit(kernel_stats, trace, "short_name", kernel_rows)
+        scoped_work = work if rows is None else work.take(work_in)
+        devices = device_time(scoped_work) if rows is not None else analysis.devices
+        account = launch_account(trace, launches, work, graphs, api_in, work_in, sum(d.busy_ns for d in devices))
+        verdict = steady_verdict(account, node_traced=trace.info.graph_trace_mode == "node")
+        launch_ns = kernel_launch_ns + graph_launch_ns
+        stats = kernel_table.result()
     top_kernels = [
         {
             "name": elide(trace.symbols.name(int(stats.key[i]))),
@@ -108,9 +113,8 @@ def summarize(
         }
         for i in range(min(top, len(stats)))
     ]
-    scoped_work = work if rows is None else work.take(work_in)
     gpus = []
-    for d in device_time(scoped_work) if rows is not None else analysis.devices:
+    for d in devices:
         gaps = idle_gaps(trace, scoped_work, d.device)
         gpu = trace.gpu(d.device)
         gpus.append(

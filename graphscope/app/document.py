@@ -38,7 +38,7 @@ class ScopedView:
 class TraceDocument:
     trace: Trace
     analysis: TraceAnalysis
-    view: ScopedView  # the panels' contents for the default scope
+    view: ScopedView | None  # the panels' contents for the default scope (None until `finish_document`)
     layout: TimelineLayout
     dags: list[Dag]  # one per executed graph (node trace mode); edges unknown
     default_scope: Scope | None  # graphscope's measured repetitions, when the trace is a run's
@@ -84,26 +84,37 @@ def open_document(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
     align_to: str | None = None,
+    panels: bool = True,
 ) -> TraceDocument:
     """Load, analyse and lay out a trace; progress runs 0..1 across all of it.
 
     With `align_to`, time 0 is the start of the first NVTX range whose text starts with it (two
     runs' timelines line up at their first measured repetition); otherwise the start of the trace.
+    Without `panels`, only what the timeline draws is made: `finish_document` adds the summary, the
+    kernel table and the DAGs (the window shows the lanes first and fills the panels in after).
     """
-    trace = load_trace(path, lambda f, m: progress(0.75 * f, m), cancel, columns=schema.TIMELINE_COLUMNS)
-    progress(0.8, "analysing launches")
+    trace = load_trace(path, lambda f, m: progress(0.7 * f, m), cancel, columns=schema.TIMELINE_COLUMNS)
+    progress(0.75, "analysing launches")
     analysis = analyze(trace)
     if cancel is not None:
         cancel.check()
     default_scope = measured_scope(trace)
-    view = scoped_view(trace, analysis, default_scope)
-    progress(0.9, "laying out lanes")
+    progress(0.85, "laying out lanes")
     origin = nvtx_start(trace, align_to) if align_to else None
     layout = build_layout(trace, analysis.graphs, origin, analysis.nodes)
-    dags = trace_dags(trace, analysis.nodes)
     focus = (default_scope.first, default_scope.last) if default_scope else activity_window(trace, analysis)
+    document = TraceDocument(trace, analysis, None, layout, [], default_scope, focus)
+    if panels:
+        finish_document(document)
     progress(1.0, "ready")
-    return TraceDocument(trace, analysis, view, layout, dags, default_scope, focus)
+    return document
+
+
+def finish_document(document: TraceDocument, progress=no_progress, cancel=None) -> TraceDocument:
+    """The panels' contents: summary and kernel table of the default scope, and the trace's DAGs."""
+    document.view = scoped_view(document.trace, document.analysis, document.default_scope)
+    document.dags = trace_dags(document.trace, document.analysis.nodes)
+    return document
 
 
 def scoped_view(
@@ -135,7 +146,8 @@ def activity_window(trace: Trace, analysis: TraceAnalysis) -> tuple[int, int]:
     sparse start-up (module loading, set-up copies) and tear-down are not. A trace as dense at its
     edges as in the middle is shown whole. One pass: the best segment of a running sum.
     """
-    starts = np.sort(np.concatenate([trace.api.start[analysis.launches.rows], analysis.work.start]))
+    starts = np.concatenate([trace.api.start[analysis.launches.rows], analysis.work.start])
+    starts.sort(kind="stable")  # two sorted runs: a merge
     if len(starts) < 20 or starts[-1] <= starts[0]:
         return trace.span()
     spacing = (starts[-1] - starts[0]) / (len(starts) - 1)

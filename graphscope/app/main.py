@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from graphscope.app.selection import Selection, parse_selection
@@ -97,6 +98,8 @@ def run_gui(
     if path is not None and not Path(path).exists():
         raise BadInputError(f"{path}: no such file")
     check_display(screenshot is not None)
+    target = Path(path) if path is not None else demo_trace()
+    early = _start_loading(target)  # reading the file overlaps Qt's start-up (~0.5 s)
     from PySide6.QtCore import QThreadPool, QTimer, QtMsgType, qInstallMessageHandler
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
@@ -149,11 +152,21 @@ def run_gui(
 
         window.loaded.connect(lambda _document: outcome["status"] or QTimer.singleShot(200, save))
         window.load_failed.connect(fail)
-    window.open_path(Path(path) if path is not None else demo_trace())
+    window.open_path(target, early=early)
     app.exec()
     window.cancel_loading()  # background reads end before Qt objects go away
     QThreadPool.globalInstance().waitForDone(30_000)
     return outcome["status"]
+
+
+def _start_loading(path: Path) -> Future:
+    """Open the document on a plain thread before Qt is even imported (the loader needs no Qt)."""
+    from graphscope.app.document import open_document
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphscope-open")
+    future = pool.submit(open_document, path, panels=False)
+    pool.shutdown(wait=False)
+    return future
 
 
 def apply_selection(window, selection: Selection) -> None:

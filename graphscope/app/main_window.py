@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import os
 import sys
+from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,14 @@ from graphscope.analysis.scope import Scope
 from graphscope.app.compare import CompareWindow
 from graphscope.app.dag_view import DagView
 from graphscope.app.describe import describe, describe_nodes
-from graphscope.app.document import ScopedView, TraceDocument, load_remaining_columns, open_document, scoped_view
+from graphscope.app.document import (
+    ScopedView,
+    TraceDocument,
+    finish_document,
+    load_remaining_columns,
+    open_document,
+    scoped_view,
+)
 from graphscope.app.lanes_panel import LanesPanel
 from graphscope.app.layout import KERNEL, MEMCPY, MEMSET, SOURCES
 from graphscope.app.legend import legend_html, scope_banner
@@ -222,10 +230,16 @@ class MainWindow(QMainWindow):
         if path:
             self.open_path(Path(path))
 
-    def open_path(self, path: Path) -> None:
-        """Load in the background; the current trace stays until the new one is ready."""
+    def open_path(self, path: Path, early: Future | None = None) -> None:
+        """Load in the background; the current trace stays until the new one is ready.
+
+        `early`: the same document already being opened on another thread (the first file at start-up).
+        """
         self.cancel_loading()
-        self.task = Task(open_document, Path(path))
+        if early is not None:
+            self.task = Task(lambda progress, cancel: early.result())
+        else:
+            self.task = Task(open_document, Path(path), panels=False)
         self.task.signals.progressed.connect(self._on_progress)
         self.task.signals.finished.connect(lambda document, p=Path(path): self._on_loaded(p, document))
         self.task.signals.failed.connect(lambda message, p=Path(path): self._on_failed(p, message))
@@ -250,32 +264,47 @@ class MainWindow(QMainWindow):
         self.status_label.setText(message)
 
     def _on_loaded(self, path: Path, document: TraceDocument) -> None:
+        """The lanes are ready: draw them now; the panels fill in when `finish_document` is done."""
         self.task = None
         self.document = document
         self.setWindowTitle(f"graphscope — {path.name}")
         self.timeline.hidden.clear()
         self.timeline.collapsed.clear()
         self.timeline.set_document(document)
-        self._show_view(document.view)
         self.lanes.set_layout(document.layout, self.timeline.hidden, self.timeline.collapsed)
-        self._show_trace_dags(document)
-        self.details.show_fields("Nothing selected", [("verdict", document.summary["launch"]["verdict"])])
+        self.details.show_fields("Nothing selected", [("verdict", "computing…")])
         self._remember(path)
-        if self.preload is not None:
-            self.preload.cancel()
-        self.preload = start(Task(load_remaining_columns, document.trace))  # details and exports need them
         self._set_busy(
             False,
             f"{path.name}: {len(document.trace.kernels):,} kernels, "
             f"{len(document.trace.api):,} CUDA calls.   {SHORTCUTS}",
         )
+        if document.view is not None:
+            self._on_finished(document)
+            return
+        self.task = Task(finish_document, document)
+        self.task.signals.finished.connect(self._on_finished)
+        self.task.signals.failed.connect(lambda message, p=path: self._on_failed(p, message))
+        start(self.task)
+
+    def _on_finished(self, document: TraceDocument) -> None:
+        """Summary, kernel table and DAGs are ready; then the remaining columns load in the background."""
+        if document is not self.document:
+            return
+        self.task = None
+        self._show_view(document.view)
+        self._show_trace_dags(document)
+        self.details.show_fields("Nothing selected", [("verdict", document.summary["launch"]["verdict"])])
+        if self.preload is not None:
+            self.preload.cancel()
+        self.preload = start(Task(load_remaining_columns, document.trace))  # details and exports need them
         self.loaded.emit(document)
 
     # -- scope ----------------------------------------------------------------------------------
 
     def set_scope(self, scope: Scope | None) -> None:
         """Scope Summary, Kernels, Histograms and the verdict to some windows (None: back to the default)."""
-        if self.document is None:
+        if self.document is None or self.document.view is None:
             return
         if self.scope_task is not None:
             self.scope_task.cancel()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import threading
 import urllib.parse
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -108,7 +109,11 @@ def read_tables(
     for key, (table, specs) in requests.items():
         count, chunks = plan_chunks(db, table, threads) if table else (0, [])
         sources[key] = resolve_sources(db, table, specs) if table else {}
-        results[key] = TableRead({name: np.full(count, spec.default, dtype=spec.dtype) for name, spec in specs.items()})
+        columns = {}  # chunks fill the columns they read; absent ones hold their default
+        for name, spec in specs.items():
+            present = sources[key].get(name) is not None
+            columns[name] = np.empty(count, spec.dtype) if present else np.full(count, spec.default, spec.dtype)
+        results[key] = TableRead(columns)
         jobs += [(key, chunk) for chunk in chunks if any(sources[key].values())]
     jobs.sort(key=lambda job: -job[1].rows)
     total = sum(chunk.rows for _, chunk in jobs) or 1
@@ -222,6 +227,11 @@ def _connectorx_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def import_in_background() -> None:
+    """Start importing connectorx (and pyarrow, ~0.1 s) while SQLite answers the small queries."""
+    threading.Thread(target=_connectorx_available, daemon=True).start()
 
 
 def _read_with_connectorx(db: ExportDatabase, sql: str) -> list[list[np.ndarray]]:

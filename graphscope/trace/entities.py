@@ -12,6 +12,15 @@ from graphscope.trace.model import GpuInfo
 PID_MASK = 0xFFFFFF
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """np.unique of an event column that holds few distinct values in long runs (thread and process
+    ids): the run starts first, then a small unique."""
+    if len(values) < 4096:
+        return np.unique(values)
+    starts = np.flatnonzero(values[1:] != values[:-1]) + 1
+    return np.unique(values[np.r_[0, starts]])
+
+
 def process_key(global_id: np.ndarray) -> np.ndarray:
     """The process part of a globalTid/globalPid: hardware, VM and pid bits (everything above the tid)."""
     return np.right_shift(global_id, 24)

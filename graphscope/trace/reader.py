@@ -18,7 +18,7 @@ from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.symbols import SymbolTable, elide
 from graphscope.core.table import Deferred, Table
 from graphscope.trace import entities, metadata, schema
-from graphscope.trace.bulk import read_tables
+from graphscope.trace.bulk import import_in_background, read_tables
 from graphscope.trace.database import ColumnSpec, ExportDatabase, as_int, quoted
 from graphscope.trace.model import Trace
 
@@ -58,6 +58,7 @@ def load_trace(
 
         path = export_to_sqlite(path, progress, cancel)
     progress(0.0, f"opening {path.name}")
+    import_in_background()
     with ExportDatabase(path) as db:
         return _load(db, progress, cancel, columns)
 
@@ -118,11 +119,11 @@ def _load(db: ExportDatabase, progress: ProgressCallback, cancel: CancelToken | 
     _attach_nvtx_text(db, tables["nvtx"], raw["nvtx"], symbols)
 
     process_keys = np.concatenate(
-        [entities.process_key(np.unique(raw[k]["global_tid"])) for k in CPU_KEYS]
-        + [entities.process_key(np.unique(raw[k]["global_pid"])) for k in GPU_KEYS]
+        [entities.process_key(entities.distinct(raw[k]["global_tid"])) for k in CPU_KEYS]
+        + [entities.process_key(entities.distinct(raw[k]["global_pid"])) for k in GPU_KEYS]
     )
     processes = entities.build_processes(db, symbols, process_keys, info.warnings)
-    all_tids = np.concatenate([np.unique(raw[k]["global_tid"]) for k in CPU_KEYS])
+    all_tids = np.concatenate([entities.distinct(raw[k]["global_tid"]) for k in CPU_KEYS])
     threads = entities.build_threads(db, symbols, all_tids, processes)
 
     order = {key: _sort_by_start(columns) for key, columns in raw.items()}

@@ -124,7 +124,7 @@ GRAPH_EVENT_COLUMNS = {
     "graph_exec_id": ColumnSpec("graphExecId", I64, -1),
 }
 
-_GPU_KEYS = ("start", "end", "device", "context", "stream", "correlation", "global_pid")
+_GPU_KEYS = ("start", "end", "device", "stream", "correlation", "global_pid")
 SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
     "api": ("start", "end", "event_class", "global_tid", "correlation", "name"),
     "kernels": (*_GPU_KEYS, "short_name", "mangled", "graph_node"),
