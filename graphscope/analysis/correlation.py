@@ -42,7 +42,7 @@ def correlate(trace: Trace) -> Correlation:
     api = trace.api
     keys = _key(api.process, api.correlation)
     if len(keys) < 2 or bool(np.all(keys[1:] >= keys[:-1])):  # one process: ids grow with time
-        order, sorted_keys = np.arange(len(keys)), keys
+        order, sorted_keys = None, keys
     else:
         order = np.argsort(keys, kind="stable")
         sorted_keys = keys[order]
@@ -58,7 +58,7 @@ def correlate(trace: Trace) -> Correlation:
         np.minimum(pos, len(sorted_keys) - 1, out=pos)
         hit = (sorted_keys[pos] == wanted) & (table.correlation >= 0)
         del wanted
-        rows = order[pos].astype(np.int32)
+        rows = (pos if order is None else order[pos]).astype(np.int32)
         rows[~hit] = NULL
         api_row[kind] = rows
     return Correlation(api_row)

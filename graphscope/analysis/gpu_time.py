@@ -84,8 +84,9 @@ class DeviceTime:
 def device_time(work: Table) -> list[DeviceTime]:
     """Busy time (union of all work) and the active window per device ordinal."""
     result = []
-    for device in np.unique(work.device):
-        mine = work.device == device
+    devices = np.unique(work.device)
+    for device in devices:
+        mine = slice(None) if len(devices) == 1 else work.device == device  # one GPU: no copies
         start, end = work.start[mine], work.end[mine]
         result.append(DeviceTime(int(device), int(start.min()), int(end.max()), intervals.covered_ns(start, end)))
     return result

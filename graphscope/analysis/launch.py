@@ -34,8 +34,7 @@ class LaunchMetrics:
     kind: np.ndarray  # ApiKind.KERNEL_LAUNCH or ApiKind.GRAPH_LAUNCH
     api_ns: np.ndarray  # time inside the call
     latency_ns: np.ndarray  # first GPU start - call start (NaN: no GPU work recorded)
-    after_return_ns: np.ndarray  # first GPU start - call end (negative: started before the call returned)
-    first_work: np.ndarray  # index in the `gpu_work` table of the call's first activity (-1: none)
+    first_work: np.ndarray  # index in the `gpu_work` table of the call's first activity (-1: none), int32
 
     def of_kind(self, kind: ApiKind) -> np.ndarray:
         return self.kind == int(kind)
@@ -46,13 +45,12 @@ def launch_metrics(trace: Trace, work: Table) -> LaunchMetrics:
     api = trace.api
     kinds = api_kinds(trace.symbols, api.name)
     rows = np.flatnonzero((kinds == ApiKind.KERNEL_LAUNCH) | (kinds == ApiKind.GRAPH_LAUNCH)).astype(np.int32)
-    first = _first_activity(len(api), work)[rows]
+    first = _first_activity(len(api), work)[rows].astype(np.int32)
     has_work = first >= 0
     first_start = np.full(len(rows), -1, dtype=np.int64)
     first_start[has_work] = work.start[first[has_work]]
     latency = np.where(has_work, first_start - api.start[rows], np.nan)
-    after_return = np.where(has_work, first_start - api.end[rows], np.nan)
-    return LaunchMetrics(rows, kinds[rows], (api.end - api.start)[rows], latency, after_return, first)
+    return LaunchMetrics(rows, kinds[rows], api.end[rows] - api.start[rows], latency, first)
 
 
 def _first_activity(api_rows: int, work: Table) -> np.ndarray:

@@ -52,6 +52,9 @@ def analyze(trace: Trace) -> TraceAnalysis:
     )
 
 
+CONCURRENT_BELOW = 4_000_000  # kernels
+
+
 def _median(values: np.ndarray) -> float:
     values = values[~np.isnan(values)] if values.dtype.kind == "f" else values
     return float(np.median(values)) if len(values) else 0.0
@@ -92,15 +95,19 @@ def summarize(
     graph_calls = launches.of_kind(ApiKind.GRAPH_LAUNCH) & calls_in
     kernel_launch_ns = int(launches.api_ns[kernel_calls].sum())
     graph_launch_ns = int(launches.api_ns[graph_calls].sum())
-    with ThreadPoolExecutor(max_workers=1) as pool:  # numpy releases the GIL: the table builds alongside
-        kernel_rows = None if rows is None else np.flatnonzero(kernels_in)
-        kernel_table = pool.submit(kernel_stats, trace, "short_name", kernel_rows)
-        scoped_work = work if rows is None else work.take(work_in)
-        devices = device_time(scoped_work) if rows is not None else analysis.devices
-        account = launch_account(trace, launches, work, graphs, api_in, work_in, sum(d.busy_ns for d in devices))
-        verdict = steady_verdict(account, node_traced=trace.info.graph_trace_mode == "node")
-        launch_ns = kernel_launch_ns + graph_launch_ns
-        stats = kernel_table.result()
+    # numpy releases the GIL, so the kernel table builds alongside the launch account; on very large
+    # traces one after the other, so that their temporary arrays do not add up (peak memory)
+    kernel_rows = None if rows is None else np.flatnonzero(kernels_in)
+    pool = ThreadPoolExecutor(max_workers=1) if len(trace.kernels) < CONCURRENT_BELOW else None
+    kernel_table = pool.submit(kernel_stats, trace, "short_name", kernel_rows) if pool else None
+    scoped_work = work if rows is None else work.take(work_in)
+    devices = device_time(scoped_work) if rows is not None else analysis.devices
+    account = launch_account(trace, launches, work, graphs, api_in, work_in, sum(d.busy_ns for d in devices))
+    verdict = steady_verdict(account, node_traced=trace.info.graph_trace_mode == "node")
+    launch_ns = kernel_launch_ns + graph_launch_ns
+    stats = kernel_table.result() if pool else kernel_stats(trace, "short_name", kernel_rows)
+    if pool:
+        pool.shutdown()
     top_kernels = [
         {
             "name": elide(trace.symbols.name(int(stats.key[i]))),

@@ -37,6 +37,13 @@ class Task(QRunnable):
 
     def run(self) -> None:
         try:
+            self._run()
+        except RuntimeError as exc:  # the window went away first: nobody is listening any more
+            if "deleted" not in str(exc):
+                raise
+
+    def _run(self) -> None:
+        try:
             result = self.work(*self.args, **self.kwargs, progress=self.signals.progressed.emit, cancel=self.token)
         except Cancelled:
             self.signals.cancelled.emit()

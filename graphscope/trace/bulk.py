@@ -26,7 +26,7 @@ from graphscope.core.errors import NotAnExportError
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.trace.database import ROWID, ColumnSpec, ExportDatabase, quoted, sqlite_uri
 
-CHUNK_ROWS = 1 << 20  # bounds the transient Arrow memory per thread
+CHUNK_ROWS = 1 << 19  # bounds the transient Arrow memory per thread (~50 MB for a dozen columns)
 MIN_CHUNK_ROWS = 1 << 16  # below this a chunk costs more in set-up than it saves
 
 

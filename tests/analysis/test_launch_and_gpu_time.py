@@ -42,7 +42,6 @@ def test_launch_durations_latencies_and_queue_depth():
     assert (metrics.kind == ApiKind.KERNEL_LAUNCH).all()
     assert metrics.api_ns.tolist() == [10, 8, 60]
     assert metrics.latency_ns.tolist() == [15, 48, 50]
-    assert metrics.after_return_ns.tolist() == [5, 40, -10]  # the third kernel began before its call returned
     assert queue_depth(trace, _work(trace), metrics).tolist() == [0, 1, 0]  # at t=12 kernel 1 was still queued
 
 
