@@ -36,7 +36,7 @@ from graphscope.trace.reader import TABLES
 
 PEERS = OUT / "peers" / "bin"
 PLAIN_SQL = (
-    "SELECT s.value, count(*), sum(k.\"end\" - k.start), avg(k.\"end\" - k.start) "
+    'SELECT s.value, count(*), sum(k."end" - k.start), avg(k."end" - k.start) '
     "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName GROUP BY k.shortName "
     "ORDER BY 3 DESC LIMIT 10;"
 )

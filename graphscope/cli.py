@@ -102,6 +102,29 @@ def _add_tune(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_cmd_tune)
 
 
+def _add_report(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report",
+        help="compare two traces, two scopes of one trace, runs or a tuning session; write HTML/Markdown/JSON/CSV",
+        description="Sources: FILE [SCOPE SCOPE] | A B | run:ID [run:ID] | tune:ID. A scope is nvtx:NAME "
+        "(a glob such as nvtx:'eager_*'; NAME#k for one instance) or range:START:END (12ms:40ms).",
+    )
+    p.add_argument("sources", nargs="+", metavar="SOURCE")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="report.html, .md, .json or .csv")
+    p.add_argument("--a", dest="scope_a", metavar="SCOPE", help="scope of side A (nvtx:NAME or range:START:END)")
+    p.add_argument("--b", dest="scope_b", metavar="SCOPE", help="scope of side B")
+    p.add_argument("--title", help="the report's title")
+    p.add_argument("--session", type=Path, metavar="DB", help="session database for run:ID and tune:ID")
+    p.set_defaults(handler=_cmd_report)
+
+
+def _add_export(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="write a trace as Perfetto / Chrome trace-event JSON")
+    p.add_argument("file", type=Path)
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="trace.json")
+    p.set_defaults(handler=_cmd_export)
+
+
 def _progress_printer(enabled: bool):
     def report(fraction: float, message: str) -> None:
         if enabled:
@@ -294,6 +317,47 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from graphscope.core.errors import BadInputError
+    from graphscope.report.compare import build_report
+    from graphscope.report.formats import FORMATS, charts_for, write_report
+    from graphscope.report.sources import sides_for
+
+    if args.output.suffix.lower() not in FORMATS:
+        raise BadInputError(f"{args.output}: a report is .html, .md, .json or .csv")
+    if not args.output.parent.is_dir():
+        raise BadInputError(f"{args.output}: the folder {args.output.parent} does not exist")
+    found = sides_for(args.sources, args.scope_a, args.scope_b, args.session)
+    if isinstance(found, dict):  # a tuning session
+        report, charts = found, {}
+    else:
+        report = build_report(*found, title=args.title)
+        charts = charts_for(report, found) if args.output.suffix.lower() == ".html" else {}
+    write_report(report, args.output, charts)
+    verdict = (report.get("comparison") or {}).get("verdicts", {}).get("gain") or report["a"].get("verdict") or ""
+    print(f"wrote {args.output}" + (f"\n{verdict}" if verdict else ""))
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from graphscope.analysis.summary import analyze
+    from graphscope.core.errors import BadInputError
+    from graphscope.report.perfetto import write_perfetto
+    from graphscope.trace import load_trace
+
+    if args.output.suffix.lower() != ".json":
+        raise BadInputError(f"{args.output}: the export is trace-event JSON; name a .json file")
+    if not args.output.parent.is_dir():
+        raise BadInputError(f"{args.output}: the folder {args.output.parent} does not exist")
+    trace = load_trace(args.file)
+    counts = write_perfetto(trace, analyze(trace), args.output)
+    print(
+        f"wrote {args.output}: {counts['slices']:,} slices, {counts['flows']:,} launch flows "
+        "(open it at https://ui.perfetto.dev or chrome://tracing)"
+    )
+    return 0
+
+
 def _cmd_open(args: argparse.Namespace) -> int:
     from graphscope.app.main import run_gui
 
@@ -306,7 +370,15 @@ def _cmd_gui(args: argparse.Namespace) -> int:
     return run_gui(None)
 
 
-_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_summary, _add_open, _add_run, _add_dag, _add_tune]
+_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    _add_summary,
+    _add_open,
+    _add_run,
+    _add_dag,
+    _add_tune,
+    _add_report,
+    _add_export,
+]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from graphscope.app.workers import Task, start
 from graphscope.core.launch_config import LaunchConfig, Site
+from graphscope.core.stats import speedup
 from graphscope.core.units import format_ns
 from graphscope.graph.model import Dag, DagNode
 from graphscope.store.session_db import SessionStore
@@ -30,7 +31,6 @@ from graphscope.tune.measure import LiveMeasurer, Trial
 from graphscope.tune.session import detour_config, tune
 from graphscope.tune.space import Knob, knobs_for
 from graphscope.workload.session import WorkloadSession
-from graphscope.workload.stats import speedup
 
 REPS = 50
 HISTORY = ("change", "how", "median", "95% interval", "vs baseline", "outputs", "status")

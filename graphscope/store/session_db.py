@@ -324,6 +324,31 @@ class SessionStore:
         sql = f"SELECT r.*, w.path FROM runs r JOIN workloads w ON w.id = r.workload_id {where} ORDER BY r.id DESC"
         return [dict(row) for row in self.db.query(sql, args)]
 
+    def run(self, run_id: int) -> dict[str, Any] | None:
+        """One run with its workload's path, per-mode rows and traces; None if there is no such run."""
+        found = list(
+            self.db.query(
+                "SELECT r.*, w.path FROM runs r JOIN workloads w ON w.id = r.workload_id WHERE r.id = ?", [run_id]
+            )
+        )
+        if not found:
+            return None
+        run = dict(found[0])
+        run["modes_detail"] = {r["mode"]: r for r in self.db["run_modes"].rows_where("run_id = ?", [run_id])}
+        run["traces"] = {r["mode"]: r for r in self.db["traces"].rows_where("run_id = ?", [run_id])}
+        return run
+
+    def tuning(self, tuning_id: int) -> dict[str, Any] | None:
+        """One tuning session with its workload's path and trials; None if there is no such session."""
+        found = list(
+            self.db.query(
+                "SELECT t.*, w.path FROM tunings t JOIN workloads w ON w.id = t.workload_id WHERE t.id = ?", [tuning_id]
+            )
+        )
+        if not found:
+            return None
+        return {**dict(found[0]), "trials": self.trials(tuning_id)}
+
     def measurements(self, run_id: int) -> list[dict[str, Any]]:
         return list(self.db["measurements"].rows_where("run_id = ?", [run_id], order_by="mode, rep"))
 

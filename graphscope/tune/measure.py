@@ -10,7 +10,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from graphscope.core.launch_config import Dim, LaunchConfig
-from graphscope.workload.stats import SampleStats, describe, speedup
+from graphscope.core.stats import SampleStats, describe, speedup
 
 
 @dataclass

@@ -9,10 +9,10 @@ from typing import Any
 
 from graphscope.core.launch_config import LaunchConfig
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
+from graphscope.core.stats import repetitions_needed, speedup
 from graphscope.tune.measure import Measurer, Trial
 from graphscope.tune.space import Knob
 from graphscope.tune.strategies import STRATEGIES
-from graphscope.workload.stats import repetitions_needed, speedup
 
 PRECISION = 0.01  # repetitions are chosen so the median's interval is within +-1%
 MIN_GAIN = 0.01  # a confirmed gain below 1% is real but not worth changing the launch configuration for

@@ -9,8 +9,8 @@ from typing import Any
 
 from graphscope.core.launch_config import LaunchConfig
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
+from graphscope.core.stats import Ratio, SampleStats, describe, repetitions_needed, speedup
 from graphscope.workload.session import DEFAULT_TIMEOUT_S, WorkloadSession
-from graphscope.workload.stats import Ratio, SampleStats, describe, repetitions_needed, speedup
 
 MODES = ("eager", "graph")
 LAUNCH_BOUND_GAIN = 0.20  # the seeds' rule: a graph gaining less than ~20% end to end rarely pays

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphscope.core.stats import describe, repetitions_needed, speedup
 from graphscope.workload.protocol import classify, describe_error
-from graphscope.workload.stats import describe, repetitions_needed, speedup
 
 
 def test_describe_gives_median_quartiles_and_an_interval_around_the_median():

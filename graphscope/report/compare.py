@@ -1,0 +1,178 @@
+"""Compare two sides (or describe one): the report every format renders, as versioned JSON.
+
+The schema, `graphscope-report/1` (README: Reports):
+
+    format, title, created, a, b (null for a one-sided report), comparison (null likewise),
+    kernels: [{key, name, full_name, status, a, b, ratio}], notes
+
+- `a`/`b`: label, kind (trace|run), source, scope, steps, per_step {metric: stats}, verdict,
+  overhead_ratio, steady_overhead_ratio.
+- `comparison.metrics[metric]`: a and b medians per step, `saved` (a - b), and for time metrics the
+  speed-up a/b as a ratio of medians with a bootstrap 95% interval (`value`, `low`, `high`,
+  `significant`); `comparison.verdicts`: the seeds' 15% launch-overhead rule on side A, and the 20%
+  gain rule on the end-to-end speed-up (never judged on fewer than MIN_STEPS steps per side).
+- kernel `status`: same, changed (configuration, or a median duration that moved by more than
+  CHANGED_BY with an interval excluding 1), added (only in b), removed (only in a).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import numpy as np
+
+from graphscope.analysis.verdict import LAUNCH_BOUND_RATIO, WORTHWHILE_GAIN
+from graphscope.core.stats import describe, speedup
+from graphscope.core.units import format_ns
+from graphscope.report.sides import METRICS, KernelRow, Side
+
+FORMAT = "graphscope-report/1"
+MIN_STEPS = 3
+CHANGED_BY = 0.05
+TIME_METRICS = ("wall_ns", "gpu_busy_ns", "submit_ns")
+
+
+def build_report(a: Side, b: Side | None = None, title: str | None = None) -> dict[str, Any]:
+    """The report of one side, or of A against B."""
+    title = title or (f"{a.label} vs {b.label}" if b is not None else a.label)
+    report = {
+        "format": FORMAT,
+        "title": title,
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "a": _side_json(a),
+        "b": _side_json(b) if b is not None else None,
+        "comparison": _comparison(a, b) if b is not None else None,
+        "kernels": _kernels(a, b),
+        "notes": [f"{s.label}: {n}" for s in (a, b) if s is not None for n in s.notes],
+    }
+    return report
+
+
+def _stats(values: np.ndarray) -> dict[str, float] | None:
+    values = values[~np.isnan(values)]
+    if not len(values):
+        return None
+    stats = describe(values)
+    return {"n": stats.n, "median": stats.median, "ci_low": stats.ci_low, "ci_high": stats.ci_high}
+
+
+def _side_json(side: Side) -> dict[str, Any]:
+    launch = side.summary["launch"] if side.summary else {}
+    return {
+        "label": side.label,
+        "kind": side.kind,
+        "source": side.source,
+        "scope": side.scope,
+        "steps": side.step_count,
+        "per_step": {metric: _stats(side.steps[metric]) for metric in METRICS},
+        "verdict": launch.get("verdict"),
+        "launch_bound": launch.get("launch_bound"),
+        "overhead_ratio": launch.get("overhead_ratio"),
+        "steady_overhead_ratio": launch.get("steady_state", {}).get("overhead_ratio"),
+        "kernels": side.summary["kernels"]["count"] if side.summary else None,
+    }
+
+
+def _comparison(a: Side, b: Side) -> dict[str, Any]:
+    metrics: dict[str, Any] = {}
+    for metric in METRICS:
+        left, right = a.steps[metric], b.steps[metric]
+        left, right = left[~np.isnan(left)], right[~np.isnan(right)]
+        if not len(left) or not len(right):
+            continue
+        entry: dict[str, Any] = {
+            "a_median": float(np.median(left)),
+            "b_median": float(np.median(right)),
+            "saved": float(np.median(left) - np.median(right)),
+        }
+        if metric in TIME_METRICS and np.median(right) > 0 and np.median(left) > 0:
+            entry["speedup"] = speedup(left, right).to_json() if min(len(left), len(right)) >= 2 else None
+        metrics[metric] = entry
+    return {"metrics": metrics, "verdicts": _verdicts(a, b, metrics)}
+
+
+def _verdicts(a: Side, b: Side, metrics: dict[str, Any]) -> dict[str, str]:
+    verdicts = {}
+    launch = (a.summary or {}).get("launch")
+    if launch:
+        ratio = launch["steady_state"]["overhead_ratio"]
+        rule = "above" if ratio > LAUNCH_BOUND_RATIO else "below"
+        verdicts["launch_overhead"] = (
+            f"{a.label}: steady-state launch overhead is {ratio:.0%} of GPU busy time, {rule} the "
+            f"~{LAUNCH_BOUND_RATIO:.0%} rule; {launch['verdict']}"
+        )
+    wall = metrics.get("wall_ns")
+    steps = min(a.step_count, b.step_count)
+    if wall is None:
+        verdicts["gain"] = "no end-to-end time to compare"
+    elif steps < MIN_STEPS or wall.get("speedup") is None:
+        verdicts["gain"] = (
+            f"{wall['a_median'] / wall['b_median']:.2f}x end to end, from {steps} step(s) per side: too few "
+            f"for an interval (the rule needs a median of at least {MIN_STEPS}); repeat the measurement"
+        )
+    else:
+        ratio = wall["speedup"]
+        saved = format_ns(wall["saved"]) if wall["saved"] >= 0 else f"-{format_ns(-wall['saved'])}"
+        interval = f"95% interval {ratio['low']:.2f}-{ratio['high']:.2f}x"
+        if not ratio["significant"]:
+            verdicts["gain"] = f"no significant difference: {ratio['value']:.2f}x end to end, {interval} includes 1"
+        else:
+            gain = 1 - 1 / ratio["value"]
+            if gain >= WORTHWHILE_GAIN:
+                judged = f"worth it ({gain:.0%} less time per step, above the ~{WORTHWHILE_GAIN:.0%} rule)"
+            elif gain > 0:
+                judged = f"real but small ({gain:.0%} less time, under the ~{WORTHWHILE_GAIN:.0%} rule)"
+            else:
+                judged = f"slower ({-gain:.0%} more time per step)"
+            verdicts["gain"] = (
+                f"{b.label} is {ratio['value']:.2f}x {a.label} end to end ({interval}, medians of "
+                f"{a.step_count} and {b.step_count} steps), {saved} saved per step: {judged}"
+            )
+    return verdicts
+
+
+def _kernels(a: Side, b: Side | None) -> list[dict[str, Any]]:
+    """Kernel rows matched by identity and configuration; a kernel whose only configuration changed
+    is one row with status 'changed'."""
+    left = {(k.identity, k.grid, k.block): k for k in a.kernels}
+    right = {(k.identity, k.grid, k.block): k for k in (b.kernels if b is not None else [])}
+    pairs: list[tuple[KernelRow | None, KernelRow | None]] = []
+    matched = set()
+    for key, x in left.items():
+        y = right.get(key)
+        mine = [k for k in left if k[0] == key[0]]
+        theirs = [k for k in right if k[0] == key[0]]
+        if y is None and len(mine) == 1 and len(theirs) == 1:  # one configuration each side: re-configured
+            y = right[theirs[0]]
+        if y is not None:
+            matched.add((y.identity, y.grid, y.block))
+        pairs.append((x, y))
+    pairs += [(None, y) for key, y in right.items() if key not in matched]
+    rows = []
+    for x, y in sorted(pairs, key=lambda p: (p[0].order if p[0] else 10**12, p[1].order if p[1] else 0)):
+        first = x or y
+        row: dict[str, Any] = {
+            "key": f"{first.identity}:{'x'.join(map(str, first.grid))}:{'x'.join(map(str, first.block))}",
+            "name": first.name,
+            "full_name": first.full_name,
+            "a": x.to_json(a.step_count) if x else None,
+            "b": y.to_json(b.step_count) if y and b is not None else None,
+        }
+        row["status"], row["ratio"] = _status(x, y, b is not None)
+        rows.append(row)
+    return rows
+
+
+def _status(x: KernelRow | None, y: KernelRow | None, compared: bool) -> tuple[str, dict[str, Any] | None]:
+    if not compared:
+        return "", None
+    if y is None:
+        return "removed", None
+    if x is None:
+        return "added", None
+    if len(x.durations) < 2 or len(y.durations) < 2:
+        return ("changed" if (x.grid, x.block) != (y.grid, y.block) else "same"), None
+    ratio = speedup(x.durations, y.durations).to_json()
+    moved = ratio["significant"] and abs(ratio["value"] - 1) > CHANGED_BY
+    return ("changed" if moved or (x.grid, x.block) != (y.grid, y.block) else "same"), ratio

@@ -1,0 +1,202 @@
+"""Chrome trace-event JSON of an opened trace, for Perfetto UI (ui.perfetto.dev) and chrome://tracing.
+
+One process per traced process with one thread track per CPU thread (its CUDA calls) and one per
+thread's NVTX ranges; one process per GPU with a thread track per stream (kernels, copies, memsets,
+whole-graph rows). Complete events ('X') with microsecond timestamps from the start of the trace,
+in time order on every track; a flow ('s' at the launch call, 'f' binding to the enclosing slice)
+from each launch call to the first work it caused (a graph launch: to its first node). Written as a stream: a million kernels never become a
+million Python dicts at once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from graphscope.analysis.gpu_time import WORK_KINDS
+from graphscope.analysis.summary import TraceAnalysis
+from graphscope.core.errors import BadInputError
+from graphscope.core.symbols import display_api_name, elide
+from graphscope.trace.model import Trace
+from graphscope.trace.schema import NVTX_RANGE_TYPES
+
+GPU_PID_BASE = 1_000_000  # GPU "processes" sit above any OS pid
+NVTX_TID_OFFSET = 1 << 30  # an NVTX track per thread, beside its CUDA API track
+KIND_NAMES = {"kernels": "kernel", "memcpy": "memcpy", "memset": "memset", "sync": "sync", "graph_launches": "graph"}
+
+
+def write_perfetto(trace: Trace, analysis: TraceAnalysis, path: Path) -> dict[str, int]:
+    """Write the trace-event JSON; returns how many events of each kind were written."""
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            return _write(trace, analysis, out)
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot write ({exc.strerror})") from None
+
+
+def _write(trace: Trace, analysis: TraceAnalysis, out: TextIO) -> dict[str, int]:
+    origin = trace.span()[0]
+    counts = {"metadata": 0, "slices": 0, "flows": 0}
+    out.write('{"displayTimeUnit":"ns","traceEvents":[\n')
+    first = [True]
+
+    def emit(event: dict) -> None:
+        out.write(("" if first[0] else ",\n") + json.dumps(event, separators=(",", ":")))
+        first[0] = False
+
+    for event in _metadata(trace, analysis):
+        emit(event)
+        counts["metadata"] += 1
+    api_pid, api_tid = _api_tracks(trace)
+    names = trace.symbols
+    api, work, launches = trace.api, analysis.work, analysis.launches
+    api_name = [display_api_name(names.name(i)) for i in range(len(names))] + ["?"]
+    linked = launches.first_work >= 0  # one flow per launch call, to the first work it caused
+    flow_at_call = np.full(len(api), -1, dtype=np.int64)
+    flow_at_call[launches.rows[linked]] = launches.first_work[linked]
+    flow_at_work = np.full(len(work), -1, dtype=np.int64)
+    flow_at_work[launches.first_work[linked]] = launches.rows[linked]
+    for rows in _chunks(len(api)):
+        for row, start, end, name, pid, tid, flow in zip(
+            rows.tolist(),
+            api.start[rows].tolist(),
+            api.end[rows].tolist(),
+            api.name[rows].tolist(),
+            api_pid[rows].tolist(),
+            api_tid[rows].tolist(),
+            flow_at_call[rows].tolist(),
+        ):
+            ts = _us(start - origin)
+            emit(
+                {
+                    "ph": "X",
+                    "cat": "cuda_api",
+                    "name": api_name[name],
+                    "pid": pid,
+                    "tid": tid,
+                    "ts": ts,
+                    "dur": _us(end - start),
+                }
+            )
+            counts["slices"] += 1
+            if flow >= 0:
+                emit({"ph": "s", "cat": "launch", "name": "launch", "id": row, "pid": pid, "tid": tid, "ts": ts})
+    counts["slices"] += _nvtx(trace, origin, emit)
+    kernel_names = trace.kernels.short_name
+    for rows in _chunks(len(work)):
+        for kind, source, start, end, device, stream, call in zip(
+            work.kind[rows].tolist(),
+            work.source_row[rows].tolist(),
+            work.start[rows].tolist(),
+            work.end[rows].tolist(),
+            work.device[rows].tolist(),
+            work.stream[rows].tolist(),
+            flow_at_work[rows].tolist(),
+        ):
+            label = KIND_NAMES[WORK_KINDS[kind]]
+            name = elide(names.name(int(kernel_names[source])), 200) if label == "kernel" else label
+            pid, ts = GPU_PID_BASE + device, _us(start - origin)
+            emit({"ph": "X", "cat": label, "name": name, "pid": pid, "tid": stream, "ts": ts, "dur": _us(end - start)})
+            counts["slices"] += 1
+            if call >= 0:
+                emit(
+                    {
+                        "ph": "f",
+                        "bp": "e",
+                        "cat": "launch",
+                        "name": "launch",
+                        "id": call,
+                        "pid": pid,
+                        "tid": stream,
+                        "ts": ts,
+                    }
+                )
+                counts["flows"] += 1
+    out.write("\n]}\n")
+    return counts
+
+
+def _us(ns: int) -> float:
+    return round(ns / 1000.0, 3)
+
+
+def _chunks(length: int, size: int = 200_000) -> Iterator[np.ndarray]:
+    for start in range(0, length, size):
+        yield np.arange(start, min(start + size, length))
+
+
+def _api_tracks(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """pid and tid (OS numbers) of every CUDA API row."""
+    pids = trace.processes.pid[trace.threads.process] if len(trace.threads) else np.empty(0, np.int64)
+    if not len(trace.api):
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return pids[trace.api.thread], trace.threads.tid[trace.api.thread]
+
+
+def _metadata(trace: Trace, analysis: TraceAnalysis) -> Iterator[dict]:
+    names = trace.symbols
+    for index in range(len(trace.processes)):
+        pid = int(trace.processes.pid[index])
+        yield {
+            "ph": "M",
+            "name": "process_name",
+            "pid": pid,
+            "tid": 0,
+            "args": {"name": f"{names.name(int(trace.processes.name[index]))} (pid {pid})"},
+        }
+    for index in range(len(trace.threads)):
+        pid = int(trace.processes.pid[trace.threads.process[index]])
+        tid = int(trace.threads.tid[index])
+        label = names.name(int(trace.threads.name[index]))
+        yield {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": f"{label} CUDA API"}}
+        yield {
+            "ph": "M",
+            "name": "thread_name",
+            "pid": pid,
+            "tid": tid + NVTX_TID_OFFSET,
+            "args": {"name": f"{label} NVTX"},
+        }
+    work = analysis.work
+    for device in np.unique(work.device).tolist():
+        gpu = trace.gpu(device)
+        yield {
+            "ph": "M",
+            "name": "process_name",
+            "pid": GPU_PID_BASE + device,
+            "tid": 0,
+            "args": {"name": f"GPU {device}" + (f" {gpu.name}" if gpu else "")},
+        }
+        for stream in np.unique(work.stream[work.device == device]).tolist():
+            yield {
+                "ph": "M",
+                "name": "thread_name",
+                "pid": GPU_PID_BASE + device,
+                "tid": stream,
+                "args": {"name": f"stream {stream}"},
+            }
+
+
+def _nvtx(trace: Trace, origin: int, emit) -> int:
+    nvtx = trace.nvtx
+    closed = np.flatnonzero(np.isin(nvtx.event_type, NVTX_RANGE_TYPES) & (nvtx.end >= nvtx.start))
+    if not len(closed) or not len(trace.threads):
+        return 0
+    pids = trace.processes.pid[trace.threads.process]
+    for row in closed.tolist():
+        thread = int(nvtx.thread[row])
+        emit(
+            {
+                "ph": "X",
+                "cat": "nvtx",
+                "name": elide(trace.symbols.name(int(nvtx.text[row])), 500),
+                "pid": int(pids[thread]),
+                "tid": int(trace.threads.tid[thread]) + NVTX_TID_OFFSET,
+                "ts": _us(int(nvtx.start[row]) - origin),
+                "dur": _us(int(nvtx.end[row] - nvtx.start[row])),
+            }
+        )
+    return len(closed)

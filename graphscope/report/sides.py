@@ -1,0 +1,259 @@
+"""One side of a comparison: what happened per step, and per kernel, in a trace scope or a stored run.
+
+A step is one window of the side's scope (one NVTX range instance, one measured repetition). Per
+step: wall time, GPU busy time, host submit time (CPU time inside launch calls), GPU idle time split
+into waiting for the CPU (host-wait) and other, and launch calls. Kernels are keyed by full identity
+(mangled name, else demangled) and launch configuration, so an eager launch and the graph node that
+runs the same kernel with the same configuration are the same row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graphscope.analysis import intervals
+from graphscope.analysis.gpu_time import WORK_KINDS, idle_gaps
+from graphscope.analysis.graphs import node_durations
+from graphscope.analysis.kernel_stats import kernel_identity
+from graphscope.analysis.scope import Scope, scoped_rows
+from graphscope.analysis.summary import TraceAnalysis, summarize
+from graphscope.core.stats import describe
+from graphscope.core.symbols import elide
+from graphscope.core.table import Table
+from graphscope.trace.model import Trace
+from graphscope.trace.schema import ApiKind
+
+METRICS = ("wall_ns", "gpu_busy_ns", "submit_ns", "idle_host_wait_ns", "idle_other_ns", "launch_calls")
+MAX_STEPS = 500
+KERNEL_ROWS = 60
+EXCERPT_EVENTS = 4000
+
+
+@dataclass
+class KernelRow:
+    """One kernel identity + launch configuration on one side."""
+
+    identity: int
+    name: str
+    full_name: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    count: int
+    order: int  # first appearance, in start order
+    durations: np.ndarray
+
+    def to_json(self, steps: int) -> dict[str, Any]:
+        stats = describe(self.durations)
+        return {
+            "count": self.count,
+            "per_step": self.count / max(steps, 1),
+            "grid": list(self.grid),
+            "block": list(self.block),
+            "median_ns": stats.median,
+            "ci_low_ns": stats.ci_low,
+            "ci_high_ns": stats.ci_high,
+            "total_ns": float(self.durations.sum()),
+        }
+
+
+@dataclass
+class Side:
+    """Everything a report says about one side."""
+
+    label: str
+    kind: str  # "trace" or "run"
+    source: str
+    scope: str | None
+    steps: dict[str, np.ndarray]  # metric -> one value per step
+    summary: dict[str, Any] | None = None  # the trace summary of the scope (trace sides)
+    kernels: list[KernelRow] = field(default_factory=list)
+    latency_ns: np.ndarray = field(default_factory=lambda: np.empty(0))
+    duration_ns: np.ndarray = field(default_factory=lambda: np.empty(0))
+    excerpt: dict[str, Any] | None = None  # a timeline excerpt of the first step
+    dag: dict[str, Any] | None = None  # graph nodes by time share, when the trace traced them
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def step_count(self) -> int:
+        return len(self.steps["wall_ns"])
+
+
+def trace_side(trace: Trace, analysis: TraceAnalysis, scope: Scope | None, label: str) -> Side:
+    """A side from a trace scope (the whole trace when `scope` is None: one step)."""
+    summary = summarize(trace, analysis=analysis, scope=scope, whole=scope is None)
+    start, end = trace.span()
+    windows = (scope.start, scope.end) if scope is not None else (np.array([start]), np.array([end]))
+    notes = []
+    if len(windows[0]) > MAX_STEPS:
+        notes.append(f"{len(windows[0])} windows in scope; the first {MAX_STEPS} are compared step by step")
+        windows = (windows[0][:MAX_STEPS], windows[1][:MAX_STEPS])
+    rows = scoped_rows(trace, analysis.correlation, analysis.work, scope) if scope is not None else None
+    side = Side(
+        label=label,
+        kind="trace",
+        source=str(trace.path),
+        scope=scope.label if scope is not None else None,
+        steps=_steps(trace, analysis, *windows),
+        summary=summary,
+        notes=notes,
+    )
+    kernels_in = rows.gpu["kernels"] if rows is not None else np.ones(len(trace.kernels), dtype=bool)
+    calls_in = rows.api[analysis.launches.rows] if rows is not None else slice(None)
+    side.kernels = _kernel_rows(trace, np.flatnonzero(kernels_in))
+    launches = analysis.launches
+    latency = launches.latency_ns[calls_in][launches.kind[calls_in] == ApiKind.KERNEL_LAUNCH]
+    side.latency_ns = latency[~np.isnan(latency)]
+    kernels = trace.kernels
+    side.duration_ns = (kernels.end - kernels.start)[kernels_in].astype(np.float64)
+    side.excerpt = excerpt(trace, analysis, int(windows[0][0]), int(windows[1][0]))
+    side.dag = _dag(trace, analysis, rows)
+    return side
+
+
+def _steps(trace: Trace, analysis: TraceAnalysis, starts: np.ndarray, ends: np.ndarray) -> dict[str, np.ndarray]:
+    """Per window: the metrics of the calls that began in it and of the GPU work they launched."""
+    api, work, launches = trace.api, analysis.work, analysis.launches
+    is_launch = np.zeros(len(api), dtype=bool)
+    is_launch[launches.rows] = True
+    call_ns = np.zeros(len(api), dtype=np.int64)
+    call_ns[launches.rows] = launches.api_ns
+    values = {metric: np.zeros(len(starts), dtype=np.float64) for metric in METRICS}
+    for i, (low, high) in enumerate(zip(starts.tolist(), ends.tolist())):
+        first, last = np.searchsorted(api.start, [low, high])  # api rows are sorted by start
+        linked = (work.api_row >= first) & (work.api_row < last)
+        loose = (work.api_row < 0) & (work.start >= low) & (work.start < high)
+        mine = work.take(linked | loose)
+        busy = sum(
+            intervals.covered_ns(mine.start[mine.device == d], mine.end[mine.device == d])
+            for d in np.unique(mine.device)
+        )
+        host_wait = other = 0
+        for device in np.unique(mine.device):
+            gaps = idle_gaps(trace, mine, int(device))
+            host_wait += gaps.host_wait_ns
+            other += gaps.total_ns - gaps.host_wait_ns
+        values["wall_ns"][i] = high - low
+        values["gpu_busy_ns"][i] = busy
+        values["submit_ns"][i] = call_ns[first:last].sum()
+        values["idle_host_wait_ns"][i] = host_wait
+        values["idle_other_ns"][i] = other
+        values["launch_calls"][i] = is_launch[first:last].sum()
+    return values
+
+
+def _kernel_rows(trace: Trace, rows: np.ndarray) -> list[KernelRow]:
+    """Kernel rows grouped by identity and launch configuration, the busiest KERNEL_ROWS kept."""
+    if not len(rows):
+        return []
+    kernels = trace.kernels
+    identity = kernel_identity(kernels)[rows]
+    config = np.stack(
+        [kernels[c][rows] for c in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")], axis=1
+    )
+    keys = np.concatenate([identity[:, None].astype(np.int64), config.astype(np.int64)], axis=1)
+    unique, first, group = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    group = group.ravel()
+    durations = (kernels.end - kernels.start)[rows]
+    totals = np.bincount(group, weights=durations, minlength=len(unique))
+    result = []
+    for g in np.argsort(-totals, kind="stable")[:KERNEL_ROWS].tolist():
+        row = rows[first[g]]
+        full = trace.symbols.name(int(unique[g][0]))
+        result.append(
+            KernelRow(
+                identity=int(unique[g][0]),
+                name=elide(trace.symbols.name(int(kernels.short_name[row])), 120),
+                full_name=elide(full),
+                grid=tuple(int(v) for v in unique[g][1:4]),
+                block=tuple(int(v) for v in unique[g][4:7]),
+                count=int((group == g).sum()),
+                order=int(first[g]),
+                durations=durations[group == g].astype(np.float64),
+            )
+        )
+    return result
+
+
+def excerpt(trace: Trace, analysis: TraceAnalysis, low: int, high: int) -> dict[str, Any]:
+    """Lanes of one window for a timeline picture: launch calls per thread, work per stream."""
+    lanes = []
+    api = trace.api
+    first, last = np.searchsorted(api.start, [low, high])
+    launches = analysis.launches
+    is_launch = np.zeros(len(api), dtype=bool)
+    is_launch[launches.rows] = True
+    calls = np.arange(first, last)
+    for thread in np.unique(api.thread[calls]).tolist():
+        mine = calls[api.thread[calls] == thread]
+        lanes.append(_lane(f"thread {int(trace.threads.tid[thread])} launch calls", api, mine[is_launch[mine]], "api"))
+    work = analysis.work
+    inside = np.flatnonzero((work.end > low) & (work.start < high))
+    for device, stream in sorted({(int(d), int(s)) for d, s in zip(work.device[inside], work.stream[inside])}):
+        mine = inside[(work.device[inside] == device) & (work.stream[inside] == stream)]
+        lane = _lane(f"GPU {device} stream {stream}", work, mine, "work")
+        lane["kinds"] = [WORK_KINDS[k] for k in work.kind[mine][:EXCERPT_EVENTS].tolist()]
+        lanes.append(lane)
+    return {"start_ns": low, "end_ns": high, "lanes": lanes}
+
+
+def _lane(label: str, table: Table, rows: np.ndarray, kind: str) -> dict[str, Any]:
+    rows = rows[:EXCERPT_EVENTS]
+    return {"label": label, "kind": kind, "start": table.start[rows].tolist(), "end": table.end[rows].tolist()}
+
+
+def _dag(trace: Trace, analysis: TraceAnalysis, rows) -> dict[str, Any] | None:
+    """The first traced graph's nodes in capture order, with their share of the graph's time."""
+    nodes = analysis.nodes
+    if not len(nodes):
+        return None
+    if rows is not None:
+        inside = np.zeros(len(nodes), dtype=bool)
+        for kind_index, kind in enumerate(("kernels", "memcpy", "memset")):
+            mine = nodes.kind == kind_index
+            inside[mine] = rows.gpu[kind][nodes.source_row[mine]]
+        nodes = nodes.take(inside)
+        if not len(nodes):
+            return None
+    durations = node_durations(trace, nodes)
+    graph = int(durations.node[0]) >> 32
+    mine = (durations.node >> 32) == graph
+    total = float((durations.median_ns[mine] * durations.count[mine]).sum()) or 1.0
+    items = []
+    for i in np.flatnonzero(mine).tolist():
+        kind = ("kernel", "memcpy", "memset")[int(durations.kind[i])]
+        name = trace.symbols.name(int(durations.name[i])) if durations.name[i] >= 0 else kind
+        items.append(
+            {
+                "index": int(durations.node[i]) & 0xFFFFFFFF,
+                "type": kind,
+                "name": elide(name, 80),
+                "median_ns": float(durations.median_ns[i]),
+                "share": float(durations.median_ns[i] * durations.count[i] / total),
+            }
+        )
+    return {"graph_id": graph, "nodes": items}
+
+
+def run_side(run: dict[str, Any], mode: str, samples: list[dict[str, Any]], trace: Side | None = None) -> Side:
+    """A side from one mode of a stored run: its measured repetitions are the steps.
+
+    `trace`, when the run was profiled, lends its kernel table, excerpt and DAG (its own steps are
+    the profiled repetitions, fewer and slower than the measured ones, so they are not used).
+    """
+    mine = [s for s in samples if s["mode"] == mode]
+    if not mine:
+        raise ValueError(f"run {run['id']} has no {mode} measurements")
+    steps = {metric: np.full(len(mine), np.nan) for metric in METRICS}
+    steps["wall_ns"] = np.array([s["wall_ns"] for s in mine], dtype=np.float64)
+    steps["gpu_busy_ns"] = np.array([s["gpu_ns"] for s in mine], dtype=np.float64)  # the GPU span, by events
+    steps["submit_ns"] = np.array([s["submit_ns"] for s in mine], dtype=np.float64)
+    side = Side(f"run {run['id']} {mode}", "run", str(run["path"]), None, steps)
+    side.notes.append("GPU time per step is the span between CUDA events around the step (it includes idle gaps)")
+    if trace is not None:
+        side.kernels, side.excerpt, side.dag = trace.kernels, trace.excerpt, trace.dag
+        side.latency_ns, side.duration_ns, side.summary = trace.latency_ns, trace.duration_ns, trace.summary
+        side.notes.append(f"kernels, timeline and graph from its Nsight Systems trace {trace.source}")
+    return side

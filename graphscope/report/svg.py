@@ -1,0 +1,177 @@
+"""Inline SVG charts for reports: no script, no network, every user-controlled string escaped."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import numpy as np
+
+from graphscope.core.units import format_ns
+
+A_COLOUR, B_COLOUR = "#4285f4", "#f4a000"
+KIND_COLOURS = {
+    "api": "#4285f4",
+    "kernels": "#2ca02c",
+    "memcpy": "#2ea043",
+    "memset": "#00acc1",
+    "graph_launches": "#8e44ad",
+}
+FONT = "font-family='Helvetica,Arial,sans-serif' font-size='11'"
+
+
+def _text(x: float, y: float, text: str, anchor: str = "start", extra: str = "") -> str:
+    return f"<text x='{x:.1f}' y='{y:.1f}' text-anchor='{anchor}' {FONT} {extra}>{html.escape(text)}</text>"
+
+
+def _svg(width: int, height: int, body: list[str], title: str) -> str:
+    return (
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' viewBox='0 0 {width} {height}' "
+        f"role='img'><title>{html.escape(title)}</title>{''.join(body)}</svg>"
+    )
+
+
+def kernel_bars(kernels: list[dict[str, Any]], labels: tuple[str, str | None], limit: int = 15) -> str:
+    """Median duration per kernel with its 95% interval, side A above side B."""
+    rows = [k for k in kernels if k.get("a") or k.get("b")][:limit]
+    if not rows:
+        return ""
+    top = max(max((k[s] or {}).get("ci_high_ns", 0) for s in ("a", "b")) for k in rows) or 1.0
+    left, width, bar, gap = 230, 460, 9, 10
+    height = 30 + len(rows) * (2 * bar + gap)
+    body = [_legend(labels, 10)]
+    for i, k in enumerate(rows):
+        y = 28 + i * (2 * bar + gap)
+        body.append(_text(left - 6, y + bar + 3, k["name"][:34], "end"))
+        for j, side in enumerate(("a", "b")):
+            stats = k.get(side)
+            if not stats:
+                continue
+            colour = (A_COLOUR, B_COLOUR)[j]
+            yy, scale = y + j * bar, width / top
+            body.append(
+                f"<rect x='{left}' y='{yy}' width='{stats['median_ns'] * scale:.1f}' height='{bar - 1}' fill='{colour}'/>"
+            )
+            low, high = stats["ci_low_ns"] * scale + left, stats["ci_high_ns"] * scale + left
+            body.append(
+                f"<line x1='{low:.1f}' x2='{high:.1f}' y1='{yy + bar / 2:.1f}' y2='{yy + bar / 2:.1f}' stroke='#222'/>"
+            )
+            body.append(
+                _text(
+                    left + stats["median_ns"] * scale + 4,
+                    yy + bar - 1,
+                    format_ns(stats["median_ns"]),
+                    extra="font-size='9'",
+                )
+            )
+    return _svg(left + width + 80, height, body, "median kernel duration with 95% interval")
+
+
+def _legend(labels: tuple[str, str | None], y: float) -> str:
+    parts = []
+    for i, (label, colour) in enumerate(zip(labels, (A_COLOUR, B_COLOUR))):
+        if label is None:
+            continue
+        x = 10 + i * 300
+        parts.append(f"<rect x='{x}' y='{y - 8}' width='10' height='10' fill='{colour}'/>")
+        parts.append(_text(x + 14, y + 1, label[:44]))
+    return "".join(parts)
+
+
+def histogram(a: np.ndarray, b: np.ndarray | None, labels: tuple[str, str | None], title: str) -> str:
+    """Two distributions on a log10 time axis, as outlines with the medians marked."""
+    series = [v[v > 0] for v in (a, b) if v is not None]
+    if not any(len(v) for v in series):
+        return ""
+    logs = np.log10(np.concatenate([v for v in series if len(v)]))
+    edges = np.linspace(logs.min(), logs.max() + 1e-9, 41)
+    width, height, left, bottom = 580, 170, 40, 140
+    counts = [np.histogram(np.log10(v), edges)[0] / max(len(v), 1) if len(v) else None for v in series]
+    top = max(c.max() for c in counts if c is not None) or 1.0
+    body = [_legend(labels, 12), _text(width / 2, height - 4, title, "middle")]
+    x_of = lambda value: left + (value - edges[0]) / (edges[-1] - edges[0]) * (width - left - 40)  # noqa: E731
+    for c, values, colour in zip(counts, series, (A_COLOUR, B_COLOUR)):
+        if c is None:
+            continue
+        points = " ".join(
+            f"{x_of(edges[i]):.1f},{bottom - c[i] / top * 110:.1f} {x_of(edges[i + 1]):.1f},{bottom - c[i] / top * 110:.1f}"
+            for i in range(len(c))
+        )
+        body.append(f"<polyline points='{points}' fill='none' stroke='{colour}' stroke-width='2'/>")
+        median = x_of(np.log10(np.median(values)))
+        body.append(
+            f"<line x1='{median:.1f}' x2='{median:.1f}' y1='24' y2='{bottom}' stroke='{colour}' stroke-dasharray='4 3'/>"
+        )
+    for value in np.linspace(edges[0], edges[-1], 5):
+        body.append(_text(x_of(value), bottom + 13, format_ns(10**value), "middle", "font-size='9'"))
+    body.append(f"<line x1='{left}' x2='{width - 40}' y1='{bottom}' y2='{bottom}' stroke='#888'/>")
+    return _svg(width, height, body, title)
+
+
+def timeline(excerpt: dict[str, Any] | None, title: str, span: int | None = None) -> str:
+    """One step's lanes: launch calls per thread and work per stream, events merged below a pixel and
+    drawn as tall as the share of their pixels that was busy. `span` (ns) sets a common time scale."""
+    if not excerpt or not excerpt["lanes"]:
+        return ""
+    low, high = excerpt["start_ns"], excerpt["end_ns"]
+    width, left, row = 900, 150, 22
+    span = max(span or high - low, 1)
+    body = [_text(left, 12, f"{title}: {format_ns(high - low)}")]
+    for i, lane in enumerate(excerpt["lanes"]):
+        y = 20 + i * row
+        body.append(_text(left - 6, y + 14, lane["label"][:24], "end"))
+        starts = (np.asarray(lane["start"], dtype=np.float64) - low) / span * (width - left - 10) + left
+        ends = (np.asarray(lane["end"], dtype=np.float64) - low) / span * (width - left - 10) + left
+        kinds = lane.get("kinds") or ["api"] * len(starts)
+        for x0, x1, kind, busy in _merged(starts, ends, kinds):
+            colour = KIND_COLOURS.get(kind, "#888")
+            tall = (row - 7) * max(min(busy / max(x1 - x0, 0.8), 1.0), 0.2)
+            body.append(
+                f"<rect x='{x0:.1f}' y='{y + row - 4 - tall:.1f}' width='{max(x1 - x0, 0.8):.1f}' "
+                f"height='{tall:.1f}' fill='{colour}'/>"
+            )
+    return _svg(width, 30 + len(excerpt["lanes"]) * row, body, title)
+
+
+def _merged(starts: np.ndarray, ends: np.ndarray, kinds: list[str]) -> list[tuple[float, float, str, float]]:
+    """Events closer than one pixel merged, with the width they were busy (thousands of kernels stay a
+    few hundred rectangles, and a stream that idles between tiny kernels does not look solid)."""
+    merged: list[list] = []
+    for x0, x1, kind in zip(starts.tolist(), ends.tolist(), kinds):
+        x1 = max(x1, x0)
+        if merged and x0 <= merged[-1][1] + 1.0 and merged[-1][2] == kind:
+            merged[-1][1] = max(merged[-1][1], x1)
+            merged[-1][3] += x1 - x0
+        else:
+            merged.append([x0, x1, kind, x1 - x0])
+    return [tuple(m) for m in merged]
+
+
+def dag(graph: dict[str, Any] | None, title: str) -> str:
+    """A traced graph's nodes in capture order, runs of identical nodes folded, coloured by time share."""
+    if not graph or not graph["nodes"]:
+        return ""
+    groups: list[list[dict[str, Any]]] = []
+    for node in graph["nodes"]:
+        if groups and (groups[-1][0]["name"], groups[-1][0]["type"]) == (node["name"], node["type"]):
+            groups[-1].append(node)
+        else:
+            groups.append([node])
+    box_w, box_h, per_row = 150, 40, 5
+    width = 20 + per_row * (box_w + 20)
+    height = 40 + ((len(groups) + per_row - 1) // per_row) * (box_h + 24)
+    body = [_text(10, 14, f"{title}: graph {graph['graph_id']}, {len(graph['nodes'])} nodes (edges are not traced)")]
+    for i, members in enumerate(groups[:200]):
+        share = sum(n["share"] for n in members)
+        x, y = 10 + (i % per_row) * (box_w + 20), 26 + (i // per_row) * (box_h + 24)
+        heat = int(235 - 200 * min(share, 1.0) ** 0.5)
+        body.append(
+            f"<rect x='{x}' y='{y}' width='{box_w}' height='{box_h}' rx='5' fill='rgb(255,{heat},{heat})' stroke='#4285f4'/>"
+        )
+        name = members[0]["name"][:20] + (f" x{len(members)}" if len(members) > 1 else "")
+        body.append(_text(x + 6, y + 15, name))
+        median = float(np.median([n["median_ns"] for n in members]))
+        body.append(_text(x + 6, y + 31, f"{share:.0%} of time, {format_ns(median)} each", extra="font-size='9'"))
+        if i % per_row:
+            body.append(f"<line x1='{x - 20}' x2='{x}' y1='{y + box_h / 2}' y2='{y + box_h / 2}' stroke='#aaa'/>")
+    return _svg(width, height, body, title)
