@@ -202,7 +202,8 @@ CSS = """
 body{font-family:Helvetica,Arial,sans-serif;max-width:1100px;margin:24px auto;color:#222;padding:0 16px}
 h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd;padding-bottom:4px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left}
-th{background:#f3f3f5}.verdict{font-size:15px;padding:10px 14px;background:#eef4fe;border-left:4px solid #4285f4;margin:8px 0}
+th{background:#f3f3f5}
+.verdict{font-size:15px;padding:10px 14px;background:#eef4fe;border-left:4px solid #4285f4;margin:8px 0}
 .note{color:#666;font-size:12px}.status{font-weight:bold}svg{max-width:100%;height:auto}
 """
 

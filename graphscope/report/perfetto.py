@@ -4,8 +4,8 @@ One process per traced process with one thread track per CPU thread (its CUDA ca
 thread's NVTX ranges; one process per GPU with a thread track per stream (kernels, copies, memsets,
 whole-graph rows). Complete events ('X') with microsecond timestamps from the start of the trace,
 in time order on every track; a flow ('s' at the launch call, 'f' binding to the enclosing slice)
-from each launch call to the first work it caused (a graph launch: to its first node). Written as a stream: a million kernels never become a
-million Python dicts at once.
+from each launch call to the first work it caused (a graph launch: to its first node). Written as a
+stream: a million kernels never become a million Python dicts at once.
 """
 
 from __future__ import annotations

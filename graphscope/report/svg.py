@@ -49,9 +49,8 @@ def kernel_bars(kernels: list[dict[str, Any]], labels: tuple[str, str | None], l
                 continue
             colour = (A_COLOUR, B_COLOUR)[j]
             yy, scale = y + j * bar, width / top
-            body.append(
-                f"<rect x='{left}' y='{yy}' width='{stats['median_ns'] * scale:.1f}' height='{bar - 1}' fill='{colour}'/>"
-            )
+            length = stats["median_ns"] * scale
+            body.append(f"<rect x='{left}' y='{yy}' width='{length:.1f}' height='{bar - 1}' fill='{colour}'/>")
             low, high = stats["ci_low_ns"] * scale + left, stats["ci_high_ns"] * scale + left
             body.append(
                 f"<line x1='{low:.1f}' x2='{high:.1f}' y1='{yy + bar / 2:.1f}' y2='{yy + bar / 2:.1f}' stroke='#222'/>"
@@ -93,15 +92,14 @@ def histogram(a: np.ndarray, b: np.ndarray | None, labels: tuple[str, str | None
     for c, values, colour in zip(counts, series, (A_COLOUR, B_COLOUR)):
         if c is None:
             continue
+        heights = bottom - c / top * 110
         points = " ".join(
-            f"{x_of(edges[i]):.1f},{bottom - c[i] / top * 110:.1f} {x_of(edges[i + 1]):.1f},{bottom - c[i] / top * 110:.1f}"
-            for i in range(len(c))
+            f"{x_of(edges[i]):.1f},{heights[i]:.1f} {x_of(edges[i + 1]):.1f},{heights[i]:.1f}" for i in range(len(c))
         )
         body.append(f"<polyline points='{points}' fill='none' stroke='{colour}' stroke-width='2'/>")
         median = x_of(np.log10(np.median(values)))
-        body.append(
-            f"<line x1='{median:.1f}' x2='{median:.1f}' y1='24' y2='{bottom}' stroke='{colour}' stroke-dasharray='4 3'/>"
-        )
+        dashed = f"stroke='{colour}' stroke-dasharray='4 3'"
+        body.append(f"<line x1='{median:.1f}' x2='{median:.1f}' y1='24' y2='{bottom}' {dashed}/>")
     for value in np.linspace(edges[0], edges[-1], 5):
         body.append(_text(x_of(value), bottom + 13, format_ns(10**value), "middle", "font-size='9'"))
     body.append(f"<line x1='{left}' x2='{width - 40}' y1='{bottom}' y2='{bottom}' stroke='#888'/>")
@@ -165,9 +163,8 @@ def dag(graph: dict[str, Any] | None, title: str) -> str:
         share = sum(n["share"] for n in members)
         x, y = 10 + (i % per_row) * (box_w + 20), 26 + (i // per_row) * (box_h + 24)
         heat = int(235 - 200 * min(share, 1.0) ** 0.5)
-        body.append(
-            f"<rect x='{x}' y='{y}' width='{box_w}' height='{box_h}' rx='5' fill='rgb(255,{heat},{heat})' stroke='#4285f4'/>"
-        )
+        fill = f"fill='rgb(255,{heat},{heat})' stroke='#4285f4'"
+        body.append(f"<rect x='{x}' y='{y}' width='{box_w}' height='{box_h}' rx='5' {fill}/>")
         name = members[0]["name"][:20] + (f" x{len(members)}" if len(members) > 1 else "")
         body.append(_text(x + 6, y + 15, name))
         median = float(np.median([n["median_ns"] for n in members]))
