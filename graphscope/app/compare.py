@@ -1,21 +1,27 @@
-"""Two timelines, one above the other, on one time axis: eager and graph runs of the same workload."""
+"""Two timelines, one above the other, on one time axis: eager and graph runs of a workload, or any
+trace against another (File > Compare with…); and the comparison report of the two."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
-from graphscope.app.document import TraceDocument, open_document
+from graphscope.app.document import ALIGN_FOCUS, TraceDocument, open_document
+from graphscope.app.report_dialog import export_report
 from graphscope.app.timeline import TimelineView
 from graphscope.app.workers import Task, start
 
-ALIGN = "graphscope {mode} rep 0"  # the NVTX range the runner puts around the first measured repetition
+RUN_ALIGN = "graphscope {mode} rep 0"  # the NVTX range the runner puts around the first measured repetition
 
 
 class CompareWindow(QWidget):
-    """Opens two exports in the background and links their time axes (t = 0: first measured repetition)."""
+    """Opens two exports in the background and links their time axes.
+
+    `traces` maps a label to a path. A run's traces (labels 'eager' and 'graph') line up at their first
+    measured repetition; other traces at the start of the activity each one's first view shows.
+    """
 
     def __init__(self, traces: dict[str, Path], parent: QWidget | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)
@@ -25,34 +31,65 @@ class CompareWindow(QWidget):
         self.labels: dict[str, QLabel] = {}
         self.tasks: list[Task] = []
         self.documents: dict[str, TraceDocument] = {}
+        self.export_button = QPushButton("Export report…")
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self.export)
         splitter = QSplitter(Qt.Orientation.Vertical)
-        for mode, path in traces.items():
+        for label, path in traces.items():
             pane = QWidget()
             layout = QVBoxLayout(pane)
             layout.setContentsMargins(0, 0, 0, 0)
-            self.labels[mode] = QLabel(f"<b>{mode}</b>: loading {Path(path).name}…")
-            self.views[mode] = TimelineView()
-            layout.addWidget(self.labels[mode])
-            layout.addWidget(self.views[mode])
+            self.labels[label] = QLabel(f"<b>{label}</b>: loading {Path(path).name}…")
+            self.labels[label].setWordWrap(True)
+            self.views[label] = TimelineView()
+            layout.addWidget(self.labels[label])
+            layout.addWidget(self.views[label])
             splitter.addWidget(pane)
-            task = Task(open_document, Path(path), align_to=ALIGN.format(mode=mode))
-            task.signals.finished.connect(lambda document, m=mode: self._loaded(m, document))
-            task.signals.failed.connect(lambda message, m=mode: self.labels[m].setText(f"<b>{m}</b>: {message}"))
+            align = RUN_ALIGN.format(mode=label) if label in ("eager", "graph") else ALIGN_FOCUS
+            task = Task(open_document, Path(path), align_to=align)
+            task.signals.finished.connect(lambda document, m=label: self._loaded(m, document))
+            task.signals.failed.connect(lambda message, m=label: self.labels[m].setText(f"<b>{m}</b>: {message}"))
             self.tasks.append(start(task))
         first = next(iter(self.views.values()))
         for view in list(self.views.values())[1:]:
             view.view.setXLink(first.view)
-        QVBoxLayout(self).addWidget(splitter)
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("both time axes start at each trace's first measured step (or its activity)"), 1)
+        bar.addWidget(self.export_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(splitter, 1)
 
-    def _loaded(self, mode: str, document: TraceDocument) -> None:
-        self.documents[mode] = document
-        view = self.views[mode]
+    def _loaded(self, label: str, document: TraceDocument) -> None:
+        self.documents[label] = document
+        view = self.views[label]
         view.set_document(document)
         launch = document.summary["launch"]
-        self.labels[mode].setText(
-            f"<b>{mode}</b>: {Path(document.trace.path).name} — {document.summary['kernels']['count']:,} kernels, "
+        self.labels[label].setText(
+            f"<b>{label}</b>: {Path(document.trace.path).name} — {document.summary['kernels']['count']:,} kernels, "
             f"{document.summary['graphs']['launches']} graph launches; {launch['verdict']}"
         )
-        if len(self.documents) == len(self.views):  # both in: show the first repetitions side by side
-            span = max(d.trace.span()[1] - d.layout.origin for d in self.documents.values())
-            next(iter(self.views.values())).view.setXRange(-0.02 * span, span * 0.3, padding=0)
+        if len(self.documents) == len(self.views):  # both in: show the first steps side by side
+            spans = [d.focus[1] - d.focus[0] for d in self.documents.values()]
+            next(iter(self.views.values())).view.setXRange(-0.02 * max(spans), max(spans) * 1.02, padding=0)
+            self.export_button.setEnabled(len(self.documents) == 2)
+
+    def report_sides(self):
+        """Both documents as report sides, each over its default scope (a run's measured repetitions)."""
+        from graphscope.report.sides import trace_side
+
+        return tuple(
+            trace_side(d.trace, d.analysis, d.default_scope, f"{label} ({Path(d.trace.path).name})")
+            for label, d in self.documents.items()
+        )
+
+    def export(self) -> None:
+        from graphscope.report.compare import build_report
+        from graphscope.report.formats import charts_for
+
+        def build():
+            sides = self.report_sides()
+            report = build_report(*sides)
+            return report, charts_for(report, sides)
+
+        self.tasks.append(export_report(self, build, "comparison.html"))

@@ -20,6 +20,7 @@ from graphscope.graph.model import Dag
 from graphscope.trace import Trace, load_trace, schema
 from graphscope.trace.schema import ApiKind
 
+ALIGN_FOCUS = "<focus>"
 FOCUS_SPARSENESS = 0.5  # the first view leaves out stretches under half the trace's average event density
 
 
@@ -89,7 +90,8 @@ def open_document(
     """Load, analyse and lay out a trace; progress runs 0..1 across all of it.
 
     With `align_to`, time 0 is the start of the first NVTX range whose text starts with it (two
-    runs' timelines line up at their first measured repetition); otherwise the start of the trace.
+    runs' timelines line up at their first measured repetition), or, for ALIGN_FOCUS, the start of
+    the activity the first view shows; otherwise the start of the trace.
     Without `panels`, only what the timeline draws is made: `finish_document` adds the summary, the
     kernel table and the DAGs (the window shows the lanes first and fills the panels in after).
     """
@@ -100,9 +102,9 @@ def open_document(
         cancel.check()
     default_scope = measured_scope(trace)
     progress(0.85, "laying out lanes")
-    origin = nvtx_start(trace, align_to) if align_to else None
-    layout = build_layout(trace, analysis.graphs, origin, analysis.nodes)
     focus = (default_scope.first, default_scope.last) if default_scope else activity_window(trace, analysis)
+    origin = focus[0] if align_to == ALIGN_FOCUS else nvtx_start(trace, align_to) if align_to else None
+    layout = build_layout(trace, analysis.graphs, origin, analysis.nodes)
     document = TraceDocument(trace, analysis, None, layout, [], default_scope, focus)
     if panels:
         finish_document(document)

@@ -43,6 +43,7 @@ from graphscope.app.lanes_panel import LanesPanel
 from graphscope.app.layout import KERNEL, MEMCPY, MEMSET, SOURCES
 from graphscope.app.legend import legend_html, scope_banner
 from graphscope.app.panels import DetailsPanel, HistogramPanel, SummaryPanel
+from graphscope.app.report_dialog import export_perfetto, export_report
 from graphscope.app.run_panel import RunPanel
 from graphscope.app.stats_panel import StatsPanel
 from graphscope.app.timeline import TimelineView
@@ -166,6 +167,10 @@ class MainWindow(QMainWindow):
         file_menu = bar.addMenu("&File")
         self._action(file_menu, "&Open…", self.choose_file, QKeySequence.StandardKey.Open)
         self.recent_menu = file_menu.addMenu("Open &recent")
+        file_menu.addSeparator()
+        self._action(file_menu, "&Compare with…", self.choose_comparison, "Ctrl+Shift+O")
+        self._action(file_menu, "&Export report…", self.export_report, "Ctrl+E")
+        self._action(file_menu, "Export as &Perfetto trace…", self.export_perfetto)
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         view = bar.addMenu("&View")
@@ -436,11 +441,49 @@ class MainWindow(QMainWindow):
                 self.timeline.highlight_rows(source, rows)
                 return
 
-    def open_comparison(self, traces: dict) -> None:
-        """Open eager and graph traces one above the other on one time axis."""
+    def choose_comparison(self) -> None:
+        """Open another export one above the current one, on an aligned time axis."""
+        if self.document is None:
+            QMessageBox.information(self, "Compare", "open a trace first, then choose the one to compare it with")
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Compare with", str(self.document.trace.path.parent), EXPORT_FILTER)
+        if path:
+            self.compare_with(Path(path))
+
+    def compare_with(self, other: Path) -> CompareWindow:
+        current = Path(self.document.trace.path)
+        labels = (f"A: {current.name}", f"B: {other.name}")
+        return self.open_comparison({labels[0]: current, labels[1]: other})
+
+    def export_report(self) -> None:
+        """A report of the open trace over the current scope (Compare with… makes one of two traces)."""
+        if self.document is None or self.document.view is None:
+            return
+        document, scope = self.document, self.current_view.scope
+
+        def build():
+            from graphscope.report.compare import build_report
+            from graphscope.report.formats import charts_for
+            from graphscope.report.sides import trace_side
+
+            side = trace_side(document.trace, document.analysis, scope, Path(document.trace.path).name)
+            report = build_report(side)
+            return report, charts_for(report, (side, None))
+
+        self.report_task = export_report(self, build, f"{Path(document.trace.path).stem}-report.html")
+
+    def export_perfetto(self) -> None:
+        if self.document is not None:
+            self.perfetto_task = export_perfetto(
+                self, self.document.trace, self.document.analysis, self.status_label.setText
+            )
+
+    def open_comparison(self, traces: dict) -> CompareWindow:
+        """Open two traces one above the other on one time axis (a run's eager and graph, or any two)."""
         window = CompareWindow(traces)
         self.compare_windows.append(window)
         window.show()
+        return window
 
     def _on_identities(self, identities: np.ndarray) -> None:
         if self.document is None:
