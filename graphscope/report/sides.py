@@ -17,7 +17,7 @@ import numpy as np
 from graphscope.analysis import intervals
 from graphscope.analysis.gpu_time import WORK_KINDS, idle_gaps
 from graphscope.analysis.graphs import node_durations
-from graphscope.analysis.kernel_stats import kernel_identity
+from graphscope.analysis.kernel_stats import distinct_groups, kernel_identity
 from graphscope.analysis.scope import Scope, scoped_rows
 from graphscope.analysis.summary import TraceAnalysis, summarize
 from graphscope.core.stats import describe
@@ -150,17 +150,21 @@ def _kernel_rows(trace: Trace, rows: np.ndarray) -> list[KernelRow]:
         return []
     kernels = trace.kernels
     identity = kernel_identity(kernels)[rows]
-    config = np.stack(
-        [kernels[c][rows] for c in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")], axis=1
-    )
-    keys = np.concatenate([identity[:, None].astype(np.int64), config.astype(np.int64)], axis=1)
-    unique, first, group = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    group = group.ravel()
+    config = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+    _, group = distinct_groups(identity)
+    for column in config:  # one column at a time: the groups stay dense, no sort of wide keys
+        _, values = distinct_groups(kernels[column][rows])
+        _, group = distinct_groups(group.astype(np.int64) * (int(values.max()) + 1) + values)
+    order = np.argsort(group, kind="stable")
+    starts = np.flatnonzero(np.r_[True, group[order][1:] != group[order][:-1]])
+    first = order[starts]  # each group's first row, in start order
+    unique = np.column_stack([identity[first]] + [kernels[c][rows][first] for c in config]).astype(np.int64)
     durations = (kernels.end - kernels.start)[rows]
     totals = np.bincount(group, weights=durations, minlength=len(unique))
     result = []
     for g in np.argsort(-totals, kind="stable")[:KERNEL_ROWS].tolist():
         row = rows[first[g]]
+        members = order[starts[g] : starts[g + 1] if g + 1 < len(starts) else len(order)]
         full = trace.symbols.name(int(unique[g][0]))
         result.append(
             KernelRow(
@@ -169,9 +173,9 @@ def _kernel_rows(trace: Trace, rows: np.ndarray) -> list[KernelRow]:
                 full_name=elide(full),
                 grid=tuple(int(v) for v in unique[g][1:4]),
                 block=tuple(int(v) for v in unique[g][4:7]),
-                count=int((group == g).sum()),
+                count=len(members),
                 order=int(first[g]),
-                durations=durations[group == g].astype(np.float64),
+                durations=durations[members].astype(np.float64),
             )
         )
     return result
@@ -180,7 +184,10 @@ def _kernel_rows(trace: Trace, rows: np.ndarray) -> list[KernelRow]:
 def excerpt(trace: Trace, analysis: TraceAnalysis, low: int, high: int) -> dict[str, Any]:
     """Lanes of one window for a timeline picture: launch calls per thread, work per stream."""
     lanes = []
-    api = trace.api
+    api, work = trace.api, analysis.work
+    cut = np.searchsorted(work.start, low) + EXCERPT_EVENTS  # a dense window: its first few thousand events
+    if cut < len(work) and work.start[cut] < high:
+        high = int(work.start[cut])
     first, last = np.searchsorted(api.start, [low, high])
     launches = analysis.launches
     is_launch = np.zeros(len(api), dtype=bool)
@@ -189,9 +196,9 @@ def excerpt(trace: Trace, analysis: TraceAnalysis, low: int, high: int) -> dict[
     for thread in np.unique(api.thread[calls]).tolist():
         mine = calls[api.thread[calls] == thread]
         lanes.append(_lane(f"thread {int(trace.threads.tid[thread])} launch calls", api, mine[is_launch[mine]], "api"))
-    work = analysis.work
     inside = np.flatnonzero((work.end > low) & (work.start < high))
-    for device, stream in sorted({(int(d), int(s)) for d, s in zip(work.device[inside], work.stream[inside])}):
+    tracks = np.unique(np.stack([work.device[inside], work.stream[inside]], axis=1), axis=0).tolist()
+    for device, stream in tracks:
         mine = inside[(work.device[inside] == device) & (work.stream[inside] == stream)]
         lane = _lane(f"GPU {device} stream {stream}", work, mine, "work")
         lane["kinds"] = [WORK_KINDS[k] for k in work.kind[mine][:EXCERPT_EVENTS].tolist()]

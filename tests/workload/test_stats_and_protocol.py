@@ -49,3 +49,26 @@ def test_failures_are_named_from_the_exception():
     cupy_own_check = RuntimeError("the current stream is capturing, so D2H transfers are disallowed")
     assert classify(cupy_own_check, capturing=True) == "capture_failed"
     assert "must not synchronise with the host" in describe_error("capture_failed", "x")
+
+
+def test_large_samples_get_order_statistic_intervals_that_agree_with_the_bootstrap():
+    import numpy as np
+
+    from graphscope.core import stats
+
+    rng = np.random.default_rng(1)
+    values = rng.lognormal(7, 0.3, 6000)
+    big = describe(values)
+    stats_bootstrap = stats.BOOTSTRAP_MAX
+    try:
+        stats.BOOTSTRAP_MAX = 10**9
+        small = describe(values)
+        boot_ratio = speedup(values, values * 0.9)
+    finally:
+        stats.BOOTSTRAP_MAX = stats_bootstrap
+    assert (
+        abs(big.ci_low - small.ci_low) / small.median < 0.01 and abs(big.ci_high - small.ci_high) / small.median < 0.01
+    )
+    delta = speedup(values, values * 0.9)
+    assert abs(delta.low - boot_ratio.low) < 0.01 and abs(delta.high - boot_ratio.high) < 0.01
+    assert delta.significant and not speedup(values, rng.permutation(values)).significant
