@@ -88,7 +88,12 @@ def _add_tune(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tune", help="tune per-node block sizes on the instantiated graph and re-measure")
     _add_workload_options(p)
     p.add_argument("--node", metavar="NAME", help="tune one launch site name (add) or one site (add#3)")
-    p.add_argument("--block", metavar="B,B,..", help="candidate block sizes for --node (default 32..limit)")
+    p.add_argument(
+        "--block",
+        metavar="B,B,..",
+        help="candidate blocks for --node: sizes or shapes, 64,128 or 32x8,16x16 (default: shapes of the "
+        "launch's own dimensionality up to the kernel's limit)",
+    )
     p.add_argument(
         "--strategy",
         choices=("brute", "descent"),
@@ -262,42 +267,32 @@ def _trace_dags(path: Path) -> list:
 
 def _cmd_tune(args: argparse.Namespace) -> int:
     from graphscope.core.errors import BadInputError
-    from graphscope.core.launch_config import LaunchConfig, Site
+    from graphscope.core.launch_config import LaunchConfig, parse_block
     from graphscope.report.tune_text import render_tuning
-    from graphscope.store.session_db import SessionStore
-    from graphscope.tune.measure import LiveMeasurer
-    from graphscope.tune.session import tune
-    from graphscope.tune.space import knobs_for
-    from graphscope.workload.session import WorkloadSession
+    from graphscope.tune.controller import TuningController
 
     if not args.workload.is_file():
         raise BadInputError(f"{args.workload}: no such workload file")
     if args.block and not args.node:
         raise BadInputError("--block needs --node (which launch site to try the blocks on)")
-    try:
-        blocks = [int(b) for b in args.block.split(",")] if args.block else None
-    except ValueError:
-        raise BadInputError(f"--block takes sizes like 64,128,256, not {args.block!r}") from None
+    blocks = [parse_block(b) for b in args.block.split(",")] if args.block else None
     start = LaunchConfig.load(args.config) if args.config else LaunchConfig(workload=args.workload.name)
-    store = SessionStore(args.session)
-    with WorkloadSession(args.workload, start, args.timeout) as session:
-        sites = [Site.from_json(s) for s in session.info["sites"]]
-        if not sites:
-            raise BadInputError(f"{args.workload}: no ctx.launch sites to tune (plain CuPy code is not tunable)")
-        knobs = knobs_for(sites, args.node, blocks)
-        capture = session.request("capture", config=start.to_json())
-        result = tune(
-            args.workload.resolve(),
-            knobs,
-            LiveMeasurer(session),
-            "brute" if args.node else args.strategy,
-            start,
-            args.reps,
-            capture,
-            progress=_progress_printer(not args.json and sys.stderr.isatty()),
-        )
+    controller = TuningController(args.workload, start, args.timeout, args.session)
+    progress = _progress_printer(not args.json and sys.stderr.isatty())
+    try:
+        loaded = controller.load(progress)
+        if not loaded.sites:
+            raise BadInputError(
+                f"{args.workload}: no ctx.launch sites to tune (library kernels, plain CuPy and PyTorch code "
+                "keep the launch configurations they were built for)"
+            )
+        knobs = controller.knobs(args.node, blocks)
+        result = controller.sweep("brute" if args.node else args.strategy, knobs, args.reps, progress)
+    finally:
+        controller.close()
     data = result.to_json()
-    data["tuning_id"] = store.record_tuning(data)
+    data["tuning_id"] = result.tuning_id
+    data["restarts"] = controller.restarts
     if args.save:
         if result.adopt:
             result.best.config.save(args.save)

@@ -127,7 +127,8 @@ def launch_of_nodes(graphs: GraphLaunches, nodes: Table) -> np.ndarray:
 
 
 def node_durations(trace: Trace, nodes: Table | None = None) -> Table:
-    """Per executed graph node (process, graphNodeId): duration statistics over launches, kind and name.
+    """Per executed graph node (process, graphNodeId): duration statistics over launches, kind, name,
+    stream and the launch configuration of its first kernel (grid_x .. block_z; 0 for copies and memsets).
 
     `name` is the kernel's short-name symbol for kernel nodes and -1 for copies and memsets.
     """
@@ -135,8 +136,9 @@ def node_durations(trace: Trace, nodes: Table | None = None) -> Table:
     key = (nodes.process.astype(np.int64) << 48) ^ nodes.node
     stats = grouped_stats(key, nodes.end - nodes.start)
     if not len(stats):
+        empty = {c: np.empty(0, np.int64) for c in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")}
         return stats.with_columns(
-            node=stats.key, kind=np.empty(0, np.int8), name=np.empty(0, np.int64), stream=np.empty(0, np.int32)
+            node=stats.key, kind=np.empty(0, np.int8), name=np.empty(0, np.int64), stream=np.empty(0, np.int32), **empty
         )
     first = np.unique(key, return_index=True)
     at = dict(zip(first[0].tolist(), first[1].tolist()))
@@ -144,6 +146,12 @@ def node_durations(trace: Trace, nodes: Table | None = None) -> Table:
     kind = nodes.kind[rows]
     name = np.full(len(rows), -1, dtype=np.int64)
     is_kernel = kind == 0
-    name[is_kernel] = trace.kernels.short_name[nodes.source_row[rows][is_kernel]]
-    stats = stats.with_columns(node=nodes.node[rows], kind=kind, name=name, stream=nodes.stream[rows])
+    kernel_rows = nodes.source_row[rows][is_kernel]
+    name[is_kernel] = trace.kernels.short_name[kernel_rows]
+    config = {}
+    for column in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"):  # of the node's first kernel
+        values = np.zeros(len(rows), dtype=np.int64)
+        values[is_kernel] = trace.kernels[column][kernel_rows]
+        config[column] = values
+    stats = stats.with_columns(node=nodes.node[rows], kind=kind, name=name, stream=nodes.stream[rows], **config)
     return stats.take(np.argsort(stats.node, kind="stable"))

@@ -1,19 +1,24 @@
 """The DAG view: a layered left-to-right drawing of a CUDA graph, nodes coloured by their share of time.
 
 Chains of four or more identical nodes are folded into one box ("x1000"), so the seeds' 1000-node
-graph stays a handful of items. Wheel zooms, drag pans; clicking a node emits `node_selected`.
+graph stays a handful of items. Live graphs are laid out in layers with crossings reduced
+(graph/layout.py); a trace's graph (no edges) in capture order, a band per stream. Names that do not
+fit are elided, the full name in the tooltip. Wheel zooms, drag pans; clicking a node emits
+`node_selected`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen, QPolygonF, QWheelEvent
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF, QWheelEvent
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView
 
+from graphscope.core.launch_config import format_dim
+from graphscope.graph.layout import banded, layered
 from graphscope.graph.model import Dag, DagNode
 
-BOX_W, BOX_H, GAP_X, GAP_Y = 150.0, 46.0, 60.0, 22.0
+BOX_W, BOX_H, GAP_X, GAP_Y = 170.0, 46.0, 60.0, 22.0
 FOLD_AT = 4
 TYPE_COLORS = {"kernel": (66, 133, 244), "memcpy": (15, 157, 88), "memset": (0, 150, 136)}
 
@@ -58,11 +63,11 @@ class NodeItem(QGraphicsRectItem):
         pen = QPen(QColor(*rgb), 2.0)
         self.setPen(pen)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-        self.setToolTip(f"{node.type} {node.name}" + (f" ({node.site})" if node.site else ""))
+        self.setToolTip(tooltip(node, len(members)))
         self.title = node.name if len(members) == 1 else f"{node.name} x{len(members)}"
         self.duration = f"{node.duration_ns / 1e3:.1f} us" if node.duration_ns is not None else ""
         if node.block:
-            self.subtitle = f"block {node.block[0]} · grid {node.grid[0]}"
+            self.subtitle = f"block {format_dim(node.block)} · grid {format_dim(node.grid)}"
         else:
             self.subtitle = node.type if node.type != "kernel" else ""
 
@@ -75,11 +80,32 @@ class NodeItem(QGraphicsRectItem):
         font.setPointSizeF(8.5)
         painter.setFont(font)
         top = self.rect().adjusted(6, 4, -6, -BOX_H / 2)
-        painter.drawText(top, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), self.title[:18])
+        metrics = QFontMetricsF(font)
+        room = top.width() - metrics.horizontalAdvance(self.duration) - 6
+        title = metrics.elidedText(self.title, Qt.TextElideMode.ElideMiddle, room)
+        painter.drawText(top, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), title)
         painter.drawText(top, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), self.duration)
         painter.setPen(QColor(90, 90, 90))
         bottom = self.rect().adjusted(6, BOX_H / 2 - 2, -6, -4)
-        painter.drawText(bottom, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), self.subtitle)
+        subtitle = metrics.elidedText(self.subtitle, Qt.TextElideMode.ElideRight, bottom.width())
+        painter.drawText(bottom, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), subtitle)
+
+
+def tooltip(node: DagNode, folded: int) -> str:
+    """Everything about a box, in full: name, type, launch configuration, site or why it is not tunable."""
+    lines = [
+        node.name,
+        f"{node.type} node {node.index}" + (f" (and {folded - 1} identical ones after it)" if folded > 1 else ""),
+    ]
+    if node.block:
+        lines.append(f"grid {format_dim(node.grid)}, block {format_dim(node.block)}, {node.shared_mem:,} B shared")
+    if node.duration_ns is not None:
+        lines.append(f"median {node.duration_ns / 1e3:.2f} us over {node.launches} launches")
+    if node.site:
+        lines.append(f"launch site {node.site} (tunable)")
+    elif node.detail.get("tunable"):
+        lines.append(node.detail["tunable"])
+    return "\n".join(lines)
 
 
 class DagView(QGraphicsView):
@@ -96,7 +122,21 @@ class DagView(QGraphicsView):
         self.dag: Dag | None = None
         self.items_by_group: list[NodeItem] = []
         self.group_of: dict[int, int] = {}
+        self._fitted = False
         self.scene().selectionChanged.connect(self._on_selection)
+
+    def show_message(self, text: str) -> None:
+        """No DAG to draw: say why (a trace without graph node activity, say)."""
+        self.scene().clear()
+        self.dag, self.items_by_group, self.group_of = None, [], {}
+        item = self.scene().addText(text)
+        item.setTextWidth(520)
+        self.fit()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._fitted:  # drawn while the dock was hidden: fit now that it has a size
+            self.fit()
 
     def show_dag(self, dag: Dag) -> None:
         self.scene().clear()
@@ -119,26 +159,16 @@ class DagView(QGraphicsView):
         self.fit()
 
     def _positions(self, dag: Dag, groups: list[list[int]]) -> dict[int, tuple[float, float]]:
-        """Column = longest-path layer of the group's first node; rows in order within a column.
-
-        Without edges (a trace), nodes run left to right in capture order, one row per stream."""
+        """Live graphs: layers left to right, crossings reduced; traces (no edges): capture order in
+        bands per stream. Every box has a cell of its own: none overlap."""
         if dag.edges_known:
-            layers = dag.layers()
-            columns: dict[int, list[int]] = {}
-            for g, members in enumerate(groups):
-                columns.setdefault(layers[members[0]], []).append(g)
-            order = sorted(columns)
-            rank = {layer: i for i, layer in enumerate(order)}
-            return {
-                g: (rank[layer] * (BOX_W + GAP_X), row * (BOX_H + GAP_Y))
-                for layer, gs in columns.items()
-                for row, g in enumerate(gs)
-            }
-        streams = sorted({dag.nodes[m[0]].stream or 0 for m in groups})
-        return {
-            g: (g * (BOX_W + GAP_X) * 0.6, streams.index(dag.nodes[m[0]].stream or 0) * (BOX_H + GAP_Y))
-            for g, m in enumerate(groups)
-        }
+            group_edges = sorted(
+                {(self.group_of[a], self.group_of[b]) for a, b in dag.edges if self.group_of[a] != self.group_of[b]}
+            )
+            cells = layered(len(groups), group_edges)
+        else:
+            cells = banded([dag.nodes[members[0]].stream or 0 for members in groups])
+        return {g: (column * (BOX_W + GAP_X), row * (BOX_H + GAP_Y)) for g, (column, row) in enumerate(cells)}
 
     def _edges(self, dag: Dag) -> None:
         pen = QPen(QColor(120, 120, 130), 1.4)
@@ -162,7 +192,13 @@ class DagView(QGraphicsView):
             self.scene().addPolygon(head, pen, QBrush(QColor(120, 120, 130))).setZValue(-1)
 
     def fit(self) -> None:
-        self.fitInView(self.scene().itemsBoundingRect().adjusted(-20, -50, 20, 20), Qt.AspectRatioMode.KeepAspectRatio)
+        """The whole drawing in view, at most life size (a 3-box graph is not blown up)."""
+        self._fitted = self.isVisible() and self.viewport().width() > 50
+        self.resetTransform()
+        bounds = self.scene().itemsBoundingRect().adjusted(-20, -50, 20, 20)
+        if bounds.width() > self.viewport().width() or bounds.height() > self.viewport().height():
+            self.fitInView(bounds, Qt.AspectRatioMode.KeepAspectRatio)
+        self.centerOn(bounds.center())
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         factor = 1.2 if event.angleDelta().y() > 0 else 1 / 1.2

@@ -62,6 +62,20 @@ SHORTCUTS = (
 )
 
 
+def no_graph_message(mode: str | None) -> str:
+    """What the Graph view says about a trace with no graph node activity."""
+    if mode == "graph":
+        return (
+            "This trace recorded CUDA graph launches as whole graphs (--cuda-graph-trace=graph): their nodes "
+            "were not traced. Profile with --cuda-graph-trace=node to see each node, or capture the graph "
+            "live from its workload (Tune > Load live)."
+        )
+    return (
+        "This trace has no CUDA graph node activity: the program launched no CUDA graphs while it was "
+        "profiled. Tune > Load live captures a workload's step as a graph and shows its DAG."
+    )
+
+
 class MainWindow(QMainWindow):
     loaded = Signal(object)  # the TraceDocument
     load_failed = Signal(str)
@@ -400,9 +414,11 @@ class MainWindow(QMainWindow):
         for dag in document.dags:
             self.dag_choice.addItem(f"graph {dag.graph_id} from the trace: {len(dag.nodes)} nodes (edges unknown)")
         self.dag_choice.blockSignals(False)
+        self.dag_source = "trace"
         if document.dags:
-            self.dag_source = "trace"
             self.dag_view.show_dag(document.dags[0])
+        else:
+            self.dag_view.show_message(no_graph_message(document.trace.info.graph_trace_mode))
 
     def _on_dag_choice(self, index: int) -> None:
         if self.document is not None and 0 <= index < len(self.document.dags):

@@ -1,5 +1,10 @@
-"""The Tune panel: load a workload live, pick a node in its DAG, change its block size on the
-instantiated graph, re-measure, sweep, confirm with a fresh capture, keep and export the best."""
+"""The Tune panel: the Qt face of a TuningController (tune/controller.py), which owns the workload
+child, one operation at a time. Load a workload live, pick a kernel node in the Graph view, try a
+block shape on the instantiated graph, sweep, confirm with fresh captures, apply and export.
+
+While an operation runs every control that would start another is disabled; the worker gets the
+values it needs when it starts (it never reads a widget); progress and Cancel reach the controller.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QProgressBar,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -21,48 +27,43 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from graphscope.app.report_dialog import export_report
 from graphscope.app.workers import Task, start
-from graphscope.core.launch_config import LaunchConfig, Site
+from graphscope.core.errors import BadInputError, GraphscopeError
+from graphscope.core.launch_config import LaunchConfig, format_dim, parse_block
 from graphscope.core.stats import speedup
 from graphscope.core.units import format_ns
 from graphscope.graph.model import Dag, DagNode
-from graphscope.store.session_db import SessionStore
-from graphscope.tune.measure import LiveMeasurer, Trial
-from graphscope.tune.session import detour_config, tune
-from graphscope.tune.space import Knob, knobs_for
+from graphscope.tune.controller import TuningController
+from graphscope.tune.measure import Trial
 from graphscope.workload.session import WorkloadSession
 
-REPS = 50
 HISTORY = ("change", "how", "median", "95% interval", "vs baseline", "outputs", "status")
 
 
 class TunePanel(QWidget):
     dag_ready = Signal(object)  # a Dag, for the Graph view
 
-    def __init__(
-        self, store_path: Path | None = None, session_factory: Callable[[Path], Any] = WorkloadSession
-    ) -> None:
+    def __init__(self, store_path: Path | None = None, session_factory: Callable[..., Any] = WorkloadSession) -> None:
         super().__init__()
         self.store_path = store_path
         self.session_factory = session_factory
-        self.session: Any = None
-        self.measurer: LiveMeasurer | None = None
-        self.sites: list[Site] = []
-        self.dag: Dag | None = None
-        self.config = LaunchConfig()
-        self.baseline: Trial | None = None
-        self.best: Trial | None = None
+        self.controller: TuningController | None = None
         self.selected: DagNode | None = None
         self.task: Task | None = None
+        self.last_tuning: int | None = None
 
         self.path = QLineEdit()
         self.path.setPlaceholderText("a workload file")
-        load = QPushButton("Load live")
-        load.clicked.connect(self.load)
+        self.load_button = QPushButton("Load live")
+        self.load_button.clicked.connect(self.load)
         self.status = QLabel("load a workload: its graph is captured in a child process")
         self.status.setWordWrap(True)
         self.node_label = QLabel("select a kernel node in the Graph view")
+        self.node_label.setWordWrap(True)
         self.block = QComboBox()
+        self.block.setEditable(True)  # a shape of one's own: 32x8
+        self.block.setMinimumWidth(90)
         self.apply_button = QPushButton("Apply && re-measure")
         self.apply_button.clicked.connect(self.apply_selected)
         self.strategy = QComboBox()
@@ -73,134 +74,158 @@ class TunePanel(QWidget):
         self.confirm_button.clicked.connect(self.confirm)
         self.apply_best_button = QPushButton("Apply best")
         self.apply_best_button.clicked.connect(self.apply_best)
-        export, import_ = QPushButton("Export config…"), QPushButton("Import config…")
-        export.clicked.connect(self.export_config)
-        import_.clicked.connect(self.import_config)
+        self.export_button, self.import_button = QPushButton("Export config…"), QPushButton("Import config…")
+        self.export_button.clicked.connect(self.export_config)
+        self.import_button.clicked.connect(self.import_config)
+        self.report_button = QPushButton("Export report…")
+        self.report_button.clicked.connect(self.export_report)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.cancel)
         self.history = QTableWidget(0, len(HISTORY))
         self.history.setHorizontalHeaderLabels(HISTORY)
         self.history.verticalHeader().hide()
 
         layout = QVBoxLayout(self)
         for widgets in (
-            (self.path, load),
+            (self.path, self.load_button),
             (self.node_label, self.block, self.apply_button),
             (self.strategy, self.sweep_button, self.confirm_button),
-            (self.apply_best_button, export, import_),
+            (self.apply_best_button, self.export_button, self.import_button, self.report_button),
+            (self.progress, self.cancel_button),
         ):
             row = QHBoxLayout()
             for widget in widgets:
-                row.addWidget(widget, 1 if isinstance(widget, QLineEdit | QLabel) else 0)
+                row.addWidget(widget, 1 if isinstance(widget, QLineEdit | QLabel | QProgressBar) else 0)
             layout.addLayout(row)
         layout.addWidget(self.status)
         layout.addWidget(self.history, 1)
-        self._enable(False)
+        self._enable()
 
-    def _enable(self, loaded: bool) -> None:
-        for widget in (self.apply_button, self.sweep_button, self.confirm_button, self.apply_best_button, self.block):
-            widget.setEnabled(loaded and self.task is None)
+    # -- one operation at a time ---------------------------------------------------------------
+
+    def _enable(self) -> None:
+        idle = self.task is None
+        loaded = self.controller is not None and self.controller.baseline is not None
+        for widget in (self.load_button, self.path):
+            widget.setEnabled(idle)
+        for widget in (self.sweep_button, self.confirm_button, self.apply_best_button, self.import_button):
+            widget.setEnabled(idle and loaded)
+        self.export_button.setEnabled(loaded)
+        self.apply_button.setEnabled(idle and loaded and self.selected is not None)
+        self.block.setEnabled(idle and loaded and self.selected is not None)
+        self.report_button.setEnabled(idle and self.last_tuning is not None)
+        self.progress.setVisible(not idle)
+        self.cancel_button.setVisible(not idle)
 
     def _run(self, work: Callable[..., Any], done: Callable[[Any], None], message: str) -> None:
-        """One request at a time, off the GUI thread."""
-        self.task = Task(lambda progress, cancel: work())
+        """Run one controller operation off the GUI thread: work(progress, cancel) -> result."""
+        self.task = Task(work)
+        self.task.signals.progressed.connect(self._progress)
         self.task.signals.finished.connect(lambda result: self._finished(done, result))
         self.task.signals.failed.connect(self._failed)
+        self.task.signals.cancelled.connect(lambda: self._failed("cancelled; the workload process was stopped"))
         self.status.setStyleSheet("")
         self.status.setText(message)
-        self._enable(False)
+        self.progress.setValue(0)
         start(self.task)
+        self._enable()
+
+    def _progress(self, fraction: float, message: str) -> None:
+        self.progress.setValue(int(fraction * 1000))
+        self.status.setText(message)
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+        if self.controller is not None:
+            self.controller.cancel()
 
     def _finished(self, done: Callable[[Any], None], result: Any) -> None:
         self.task = None
         done(result)
-        self._enable(self.session is not None)
+        self._enable()
 
     def _failed(self, message: str) -> None:
         self.task = None
         self.status.setStyleSheet("color: #b3261e; font-weight: bold")
         self.status.setText(message)
-        self._enable(self.session is not None)
+        self._enable()
 
     # -- loading -------------------------------------------------------------------------------
 
     def load(self) -> None:
         path = Path(self.path.text().strip())
-        if self.session is not None:
-            self.session.close()
-            self.session = None
-
-        def work() -> tuple[Any, Dag, Trial]:
-            session = self.session_factory(path)
-            measurer = LiveMeasurer(session)
-            dag = Dag.from_json(session.request("dag"))
-            start = LaunchConfig(workload=path.name)
-            sites = [Site.from_json(s) for s in session.info["sites"]]
-            baseline = measurer.baseline(start, REPS, detour_config(knobs_for(sites), start) if sites else None)
-            return session, dag, baseline
-
-        self._run(work, self._loaded, f"loading {path.name}, capturing its graph, measuring the baseline…")
-
-    def _loaded(self, result: tuple[Any, Dag, Trial]) -> None:
-        self.session, self.dag, self.baseline = result
-        self.measurer = LiveMeasurer(self.session)
-        self.sites = [Site.from_json(s) for s in self.session.info["sites"]]
-        self.config = self.baseline.config
-        self.best = self.baseline
-        self.history.setRowCount(0)
-        self._add_row("baseline", self.baseline)
-        self.status.setText(
-            f"{len(self.dag.nodes)} nodes, {len(self.sites)} tunable launch sites; baseline "
-            f"{format_ns(self.baseline.stats.median)} per replay (in place)"
+        self.close_session()
+        controller = TuningController(path, store_path=self.store_path, session_factory=self.session_factory)
+        self._run(
+            lambda progress, cancel: (controller, controller.load(progress, cancel)),
+            self._loaded,
+            f"loading {path.name}, capturing its graph, measuring the baseline…",
         )
-        self.dag_ready.emit(self.dag)
+
+    def _loaded(self, result: tuple[TuningController, Any]) -> None:
+        self.controller, loaded = result
+        self.history.setRowCount(0)
+        self._add_row("baseline", loaded.baseline)
+        self.status.setText(
+            f"{len(loaded.dag.nodes)} nodes, {len(loaded.sites)} tunable launch sites; baseline "
+            f"{format_ns(loaded.baseline.stats.median)} per replay (in place)"
+        )
+        self.dag_ready.emit(loaded.dag)
 
     # -- one node --------------------------------------------------------------------------------
 
     def select_nodes(self, indices: list[int]) -> None:
-        """From the Graph view: offer the block sizes the selected kernel can take."""
-        node = next((self.dag.nodes[i] for i in indices if self.dag and i < len(self.dag.nodes)), None)
+        """From the Graph view: offer the block shapes the selected kernel can take."""
+        dag = self.controller.dag if self.controller is not None else None
+        node = next((dag.nodes[i] for i in indices if dag and i < len(dag.nodes)), None)
         self.selected = node if node is not None and node.site else None
         self.block.clear()
         if self.selected is None:
-            self.node_label.setText("not tunable (not a ctx.launch site)" if node else "select a kernel node")
+            why = node.detail.get("tunable", "not a ctx.launch site: not tunable") if node else "select a kernel node"
+            self.node_label.setText(
+                why if node is None or node.type == "kernel" else f"a {node.type} node: nothing to tune"
+            )
+            self._enable()
             return
-        knob = self._knob(self.selected.site.split("#")[0])
+        (knob,) = self.controller.knobs(self.selected.site.split("#")[0])
         self.node_label.setText(
             f"{self.selected.site} ({self.selected.name}, {len(knob.sites)} sites by this name): block"
         )
         for candidate in knob.candidates:
-            self.block.addItem(str(candidate[0]), candidate)
-        self.block.setCurrentText(str(knob.current(self.config)[0]))
-
-    def _knob(self, name: str) -> Knob:
-        return knobs_for(self.sites, only=name)[0]
+            self.block.addItem(format_dim(candidate), candidate)
+        self.block.setCurrentText(format_dim(knob.current(self.controller.config)))
+        self._enable()
 
     def apply_selected(self) -> None:
-        if self.selected is None or self.block.currentData() is None:
+        if self.selected is None:
             return
-        name = self.selected.site.split("#")[0]
-        config = self.config.with_block(name, self.block.currentData())
+        key = self.selected.site.split("#")[0]
+        try:
+            block = parse_block(self.block.currentText())
+        except BadInputError as exc:
+            self._failed(exc.message)
+            return
+        controller = self.controller
 
-        def work() -> tuple[Trial, Dag]:
-            trial = self.measurer.measure(config, len(self.baseline.samples))
-            trial.knob, trial.block = name, config.blocks[name]
-            return trial, Dag.from_json(self.session.request("dag"))
+        def work(progress, cancel) -> tuple[Trial, Dag]:
+            trial = controller.try_block(key, block, cancel)
+            return trial, controller.current_dag()
 
-        self._run(work, self._measured, f"applying {name}={config.blocks[name][0]} in place and re-measuring…")
+        self._run(work, self._measured, f"applying {key}={format_dim(block)} in place and re-measuring…")
 
     def _measured(self, result: tuple[Trial, Dag]) -> None:
-        trial, self.dag = result
-        self._add_row(f"{trial.knob}={trial.block[0]}", trial)
-        if trial.usable:
-            self.config = trial.config
-            if trial.beats(self.best):
-                self.best = trial
+        trial, dag = result
+        self._add_row(f"{trial.knob}={format_dim(trial.block)}", trial)
         self.status.setText(self._compare(trial))
-        self.dag_ready.emit(self.dag)
+        self.dag_ready.emit(dag)
 
     def _compare(self, trial: Trial) -> str:
         if not trial.usable:
             return f"{trial.status}: {trial.reason}"
-        ratio = speedup(self.baseline.samples, trial.samples)
+        ratio = speedup(self.controller.baseline.samples, trial.samples)
         if not ratio.significant:
             return f"no significant difference from the baseline ({ratio.value:.3f}x, {ratio.low:.3f}-{ratio.high:.3f})"
         return f"{ratio.value:.3f}x the baseline's speed ({ratio.low:.3f}-{ratio.high:.3f}), in place"
@@ -208,41 +233,40 @@ class TunePanel(QWidget):
     # -- sweeps, confirmation, configs ------------------------------------------------------------
 
     def sweep(self) -> None:
-        strategy = self.strategy.currentText()
-        knobs = knobs_for(self.sites)
-
-        def work() -> Any:
-            return tune(Path(self.path.text()), knobs, self.measurer, strategy, self.config, len(self.baseline.samples))
-
-        self._run(work, self._swept, f"{strategy} over {len(knobs)} knobs (each change applied in place)…")
+        strategy, controller = self.strategy.currentText(), self.controller
+        reps = len(controller.baseline.samples)
+        self._run(
+            lambda progress, cancel: controller.sweep(strategy, None, reps, progress, cancel),
+            self._swept,
+            f"{strategy} over every tunable node (each change applied in place)…",
+        )
 
     def _swept(self, result: Any) -> None:
         for trial in result.trials:
-            self._add_row(f"{trial.knob}={trial.block[0]}" if trial.knob else "combined", trial)
+            self._add_row(f"{trial.knob}={format_dim(trial.block)}" if trial.knob else "combined", trial)
         for trial in (result.confirmed_baseline, result.confirmed_best):
             if trial is not None:
                 self._add_row("fresh capture", trial)
-        if result.adopt:
-            self.best = result.best
-        store = SessionStore(self.store_path)
-        store.record_tuning(result.to_json())
-        store.close()
+        self.last_tuning = result.tuning_id
         self.status.setText(result.conclusion())
 
     def confirm(self) -> None:
-        best, baseline = self.best, self.baseline
-
-        def work() -> tuple[Trial, Trial]:
-            return self.measurer.confirm(baseline.config, REPS), self.measurer.confirm(best.config, REPS)
-
-        self._run(work, self._confirmed, "capturing baseline and best afresh and re-measuring…")
+        controller = self.controller
+        self._run(
+            lambda progress, cancel: controller.confirm(cancel),
+            self._confirmed,
+            "capturing baseline and best afresh and re-measuring…",
+        )
 
     def _confirmed(self, trials: tuple[Trial, Trial]) -> None:
         fresh_baseline, fresh_best = trials
         self._add_row("baseline, fresh capture", fresh_baseline)
         self._add_row("best, fresh capture", fresh_best)
+        if not (fresh_baseline.usable and fresh_best.usable):
+            self.status.setText("a fresh capture failed: " + (fresh_baseline.reason or fresh_best.reason))
+            return
         ratio = speedup(fresh_baseline.samples, fresh_best.samples)
-        penalty = self.baseline.stats.median / fresh_baseline.stats.median
+        penalty = self.controller.baseline.stats.median / fresh_baseline.stats.median
         verdict = "significant" if ratio.significant else "not significant"
         self.status.setText(
             f"fresh captures: best is {ratio.value:.3f}x the baseline ({verdict}); in-place replay "
@@ -250,38 +274,54 @@ class TunePanel(QWidget):
         )
 
     def apply_best(self) -> None:
-        self._apply_config(self.best.config if self.best else self.config, "best")
+        self._apply_config(self.controller.best.config, "best")
 
     def _apply_config(self, config: LaunchConfig, label: str) -> None:
-        def work() -> Trial:
-            return self.measurer.measure(config, len(self.baseline.samples))
-
-        self._run(work, lambda trial: self._measured_config(label, trial), f"applying the {label} config…")
+        controller = self.controller
+        self._run(
+            lambda progress, cancel: controller.apply_config(config, cancel),
+            lambda trial: self._measured_config(label, trial),
+            f"applying the {label} config…",
+        )
 
     def _measured_config(self, label: str, trial: Trial) -> None:
         self._add_row(label, trial)
-        if trial.usable:
-            self.config = trial.config
         self.status.setText(self._compare(trial))
 
     def export_config(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export launch config", "tuned.json", "JSON (*.json)")
         if path:
-            (self.best.config if self.best else self.config).save(Path(path))
+            self.controller.best.config.save(Path(path))
             self.status.setText(f"wrote {path}; use it with `graphscope run --config {path}` (eager and graph)")
 
     def import_config(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Import launch config", "", "JSON (*.json)")
         if path:
-            self._apply_config(LaunchConfig.load(Path(path)), Path(path).name)
+            try:
+                config = LaunchConfig.load(Path(path))
+            except GraphscopeError as exc:
+                self._failed(exc.message)
+                return
+            self._apply_config(config, Path(path).name)
+
+    def export_report(self) -> None:
+        """The last sweep's report (baseline against best, every trial) from the session database."""
+        from graphscope.report.sources import tuning_report
+        from graphscope.store.session_db import SessionStore
+
+        tuning, store_path = self.last_tuning, self.store_path
+        self.report_task = export_report(
+            self, lambda: (tuning_report(SessionStore(store_path), tuning), {}), f"tuning-{tuning}.html"
+        )
 
     def _add_row(self, label: str, trial: Trial) -> None:
         row = self.history.rowCount()
         self.history.insertRow(row)
         stats = trial.stats if trial.samples else None
+        baseline = self.controller.baseline if self.controller is not None else None
         versus = ""
-        if stats and self.baseline is not None and trial is not self.baseline:
-            versus = f"{speedup(self.baseline.samples, trial.samples).value:.3f}x"
+        if stats and baseline is not None and trial is not baseline:
+            versus = f"{speedup(baseline.samples, trial.samples).value:.3f}x"
         cells = (
             label,
             trial.how,
@@ -289,13 +329,15 @@ class TunePanel(QWidget):
             f"{format_ns(stats.ci_low)}-{format_ns(stats.ci_high)}" if stats else "-",
             versus,
             {True: "match", False: "DIFFER", None: "-"}[trial.outputs_match],
-            trial.status,
+            trial.status + (f": {trial.reason}" if trial.reason and trial.status != "ok" else ""),
         )
         for column, text in enumerate(cells):
             self.history.setItem(row, column, QTableWidgetItem(text))
         self.history.scrollToBottom()
 
     def close_session(self) -> None:
-        if self.session is not None:
-            self.session.close()
-            self.session = None
+        if self.controller is not None:
+            self.controller.cancel()
+            self.controller.close()
+            self.controller = None
+        self.last_tuning = None

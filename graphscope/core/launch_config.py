@@ -45,13 +45,43 @@ def split_site(key: str) -> tuple[str, int | None]:
     return (name, int(ordinal)) if name and ordinal.isdigit() else (key, None)
 
 
-def block_problem(block: Dim, max_threads: int) -> str | None:
+MAX_BLOCK_DIM = (1024, 1024, 64)
+
+
+def format_dim(dim: Dim | list[int] | None) -> str:
+    """(32, 8, 1) -> '32x8'; (256, 1, 1) -> '256'."""
+    if not dim:
+        return "-"
+    values = list(dim)
+    while len(values) > 1 and values[-1] == 1:
+        values.pop()
+    return "x".join(map(str, values))
+
+
+def parse_block(text: str) -> Dim:
+    """'256', '32x8' or '8x8x4' as a block shape."""
+    try:
+        return as_dim([int(part) for part in text.strip().lower().split("x")])
+    except ValueError:
+        raise BadInputError(f"{text!r} is not a block shape (write 256, 32x8 or 8x8x4)") from None
+
+
+def dimensions(block: Dim) -> int:
+    """How many dimensions a block uses: 1 for (256, 1, 1), 2 for (16, 16, 1), 3 for (8, 8, 4)."""
+    return 3 if block[2] > 1 else 2 if block[1] > 1 else 1
+
+
+def block_problem(block: Dim, max_threads: int, shared_bytes: int = 0, max_shared: int | None = None) -> str | None:
     """Why a block cannot be used for a kernel (None when it can)."""
     total = threads(block)
+    if any(b > limit for b, limit in zip(block, MAX_BLOCK_DIM)):
+        return f"block {format_dim(block)} exceeds the per-dimension limit {format_dim(MAX_BLOCK_DIM)}"
     if total > max_threads:
         return f"{total} threads per block exceed this kernel's limit of {max_threads} (its register use)"
     if total % WARP:
         return f"{total} threads per block is not a multiple of the warp size ({WARP})"
+    if max_shared is not None and shared_bytes > max_shared:
+        return f"needs {shared_bytes:,} bytes of shared memory per block; the device allows {max_shared:,}"
     return None
 
 
@@ -62,6 +92,25 @@ def candidate_blocks(max_threads: int, low: int = WARP) -> list[int]:
         sizes.append(size)
         size *= 2
     return sizes
+
+
+def candidate_shapes(baseline: Dim, max_threads: int) -> list[Dim]:
+    """Block shapes with the baseline's own dimensionality, from the kernel's limits.
+
+    1-D: powers of two from a warp to the limit. 2-D (and 3-D, whose z stays as it is): x from 8 to
+    256 and y from 2 to 32, powers of two, whose total is a power of two from 64 to the kernel's
+    register-limited maximum: 8x8, 16x16, 32x8, 64x4 ... A shape the user gives is tried as given.
+    """
+    if dimensions(baseline) == 1:
+        return [as_dim(size) for size in candidate_blocks(max_threads)]
+    z = baseline[2]
+    shapes = [
+        (x, y, z)
+        for x in (8, 16, 32, 64, 128, 256)
+        for y in (2, 4, 8, 16, 32)
+        if 64 <= x * y * z <= max_threads and (x * y * z) & (x * y * z - 1) == 0
+    ]
+    return sorted(shapes, key=lambda shape: (threads(shape), -shape[0]))
 
 
 @dataclass
@@ -117,9 +166,11 @@ class Site:
     problem: Dim
     block: Dim
     grid: Dim
-    shared_mem: int = 0
+    shared_mem: int = 0  # dynamic shared memory bytes at this block
     max_threads: int = 1024
     registers: int = 0
+    shared_rule: bool = False  # shared memory follows the block (the workload gave a function)
+    max_shared: int | None = None  # the most dynamic shared memory the kernel may opt into
 
     @property
     def key(self) -> str:
@@ -137,6 +188,8 @@ class Site:
             "shared_mem": self.shared_mem,
             "max_threads": self.max_threads,
             "registers": self.registers,
+            "shared_rule": self.shared_rule,
+            "max_shared": self.max_shared,
         }
 
     @classmethod
@@ -151,4 +204,6 @@ class Site:
             data.get("shared_mem", 0),
             data.get("max_threads", 1024),
             data.get("registers", 0),
+            data.get("shared_rule", False),
+            data.get("max_shared"),
         )

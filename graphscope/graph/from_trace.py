@@ -22,7 +22,8 @@ def dags_from_trace(nodes: Table, symbols: SymbolTable, created: np.ndarray | No
     """One DAG per executed graph id.
 
     `nodes` has one row per executed node: node (graphNodeId), kind (0 kernel, 1 memcpy, 2 memset),
-    name (kernel short-name id in `symbols`, -1 otherwise), stream, count, median_ns.
+    name (kernel short-name id in `symbols`, -1 otherwise), stream, count, median_ns, and the launch
+    configuration of kernel nodes (grid_x .. block_z).
     `created` optionally lists graphNodeIds created for the instantiated graphs (to show idle nodes).
     """
     ids = nodes.node.astype(np.int64)
@@ -44,16 +45,18 @@ def dags_from_trace(nodes: Table, symbols: SymbolTable, created: np.ndarray | No
             row = by_index[index]
             kind = KIND_NAMES[int(nodes.kind[row])]
             name = elide(symbols.name(int(nodes.name[row]))) if kind == "kernel" and nodes.name[row] >= 0 else kind
-            dag_nodes.append(
-                DagNode(
-                    index,
-                    kind,
-                    name,
-                    trace_id=int(ids[row]),
-                    duration_ns=float(nodes.median_ns[row]),
-                    launches=int(nodes.count[row]),
-                    stream=int(nodes.stream[row]),
-                )
+            node = DagNode(
+                index,
+                kind,
+                name,
+                trace_id=int(ids[row]),
+                duration_ns=float(nodes.median_ns[row]),
+                launches=int(nodes.count[row]),
+                stream=int(nodes.stream[row]),
             )
+            if kind == "kernel" and "block_x" in nodes:
+                node.grid = tuple(int(nodes[c][row]) for c in ("grid_x", "grid_y", "grid_z"))
+                node.block = tuple(int(nodes[c][row]) for c in ("block_x", "block_y", "block_z"))
+            dag_nodes.append(node)
         dags.append(Dag(dag_nodes, [], "trace", edges_known=False, graph_id=graph, notes=[NO_EDGES]))
     return dags

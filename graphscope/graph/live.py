@@ -3,7 +3,9 @@
 CuPy launches RawKernels through the driver API, so nodes are read with the driver calls
 (`cuGraphKernelNodeGetParams`, `cuFuncGetName`) and edited on the instantiated graph with
 `cuGraphExecKernelNodeSetParams`: no re-capture, no re-instantiation. The source graph is not
-changed, so the effective configuration is tracked here. Verified on an H200 (see ARCHITECTURE.md).
+changed, so the effective configuration is tracked here. The same calls read a PyTorch graph
+(`CUDAGraph.raw_cuda_graph()`), whose kernels are all library kernels. Verified on an H200 (see
+ARCHITECTURE.md).
 """
 
 from __future__ import annotations
@@ -14,6 +16,11 @@ from typing import Any
 from graphscope.core.launch_config import Dim, Site, block_problem
 from graphscope.graph.model import Dag, DagNode
 
+NOT_TUNABLE = (
+    "not tunable: a library kernel (cuBLAS, cuDNN, PyTorch, CuPy's own) whose code assumes the launch "
+    "configuration it was built for; only ctx.launch sites are tuned"
+)
+
 
 def _check(result: tuple[Any, ...], what: str) -> tuple[Any, ...]:
     error = result[0]
@@ -23,15 +30,15 @@ def _check(result: tuple[Any, ...], what: str) -> tuple[Any, ...]:
 
 
 class LiveGraph:
-    """One captured graph (CuPy `Graph`): its nodes in capture order, edges, and in-place edits."""
+    """One captured graph, by its raw handles: its nodes in capture order, edges, and in-place edits."""
 
-    def __init__(self, cupy_graph: Any, sites: list[Site]) -> None:
+    def __init__(self, graph_handle: int, exec_handle: int, sites: list[Site]) -> None:
         from cuda.bindings import driver, runtime
 
         self.driver, self.runtime = driver, runtime
-        self.cupy_graph = cupy_graph
-        graph = driver.CUgraph(init_value=int(cupy_graph.graph))
-        self.exec = driver.CUgraphExec(init_value=int(cupy_graph.graphExec))
+        self.exec_handle = exec_handle
+        graph = driver.CUgraph(init_value=graph_handle)
+        self.exec = driver.CUgraphExec(init_value=exec_handle)
         (nodes, _count) = _check(driver.cuGraphGetNodes(graph, 0), "cuGraphGetNodes (count)")
         count = _count
         (nodes, count) = _check(driver.cuGraphGetNodes(graph, count), "cuGraphGetNodes")
@@ -44,12 +51,10 @@ class LiveGraph:
         self.params: dict[int, Any] = {}  # node index -> its kernel params (from the source graph)
         self.nodes = [self._describe(i, h) for i, h in enumerate(self.handles)]
         self.site_of = self._match_sites(sites)
-        self.effective: dict[int, tuple[Dim, Dim]] = {}  # node index -> (block, grid) on the instantiated graph
+        self.effective: dict[int, tuple[Dim, Dim, int]] = {}  # node -> (block, grid, shared bytes) now in effect
 
     def _exec_id(self) -> int | None:
-        result = self.runtime.cudaGraphExecGetId(
-            self.runtime.cudaGraphExec_t(init_value=int(self.cupy_graph.graphExec))
-        )
+        result = self.runtime.cudaGraphExecGetId(self.runtime.cudaGraphExec_t(init_value=self.exec_handle))
         return int(result[1]) if int(result[0]) == 0 else None
 
     def _describe(self, index: int, handle: Any) -> DagNode:
@@ -90,35 +95,42 @@ class LiveGraph:
     def dag(self) -> Dag:
         notes = []
         unmatched = [n for n in self.nodes if n.type == "kernel" and n.site is None]
+        for node in unmatched:
+            node.detail["tunable"] = NOT_TUNABLE
         if unmatched:
-            notes.append(f"{len(unmatched)} kernel nodes come from library calls, not ctx.launch: not tunable")
-        for index, (block, grid) in self.effective.items():
+            notes.append(f"{len(unmatched)} kernel nodes are library kernels, not ctx.launch sites: {NOT_TUNABLE}")
+        for index, (block, grid, shared) in self.effective.items():
             self.nodes[index].block, self.nodes[index].grid = block, grid
+            self.nodes[index].shared_mem = shared
         return Dag(self.nodes, self.edges, "live", True, self.graph_id, notes)
 
-    def apply(self, changes: dict[int, tuple[Dim, Dim]]) -> dict[str, Any]:
-        """Set (block, grid) of kernel nodes on the instantiated graph; returns what was done and its cost.
-
-        Blocks beyond the kernel's limits are rejected, not applied.
+    def apply(self, changes: dict[int, tuple[Dim, Dim, int]]) -> dict[str, Any]:
+        """Set (block, grid, dynamic shared memory) of kernel nodes on the instantiated graph; returns
+        what was done and its cost. Configurations beyond the kernel's limits are rejected, not applied.
         """
         rejected, applied = {}, 0
         started = time.perf_counter_ns()
-        for index, (block, grid) in changes.items():
+        for index, (block, grid, shared) in changes.items():
             site = self.site_of.get(index)
             if site is None:
                 rejected[str(index)] = "not a ctx.launch site"
                 continue
-            reason = block_problem(block, site.max_threads)
+            reason = block_problem(block, site.max_threads, shared, site.max_shared)
             if reason:
                 rejected[site.key] = reason
                 continue
             params = self.params[index]
             params.blockDimX, params.blockDimY, params.blockDimZ = block
             params.gridDimX, params.gridDimY, params.gridDimZ = grid
-            _check(
-                self.driver.cuGraphExecKernelNodeSetParams(self.exec, self.handles[index], params),
-                "cuGraphExecKernelNodeSetParams",
-            )
-            self.effective[index] = (block, grid)
+            params.sharedMemBytes = shared
+            try:  # the driver refuses what it cannot run (too much shared memory, say): the node stays as it was
+                _check(
+                    self.driver.cuGraphExecKernelNodeSetParams(self.exec, self.handles[index], params),
+                    "cuGraphExecKernelNodeSetParams",
+                )
+            except RuntimeError as exc:
+                rejected[site.key] = str(exc)
+                continue
+            self.effective[index] = (block, grid, shared)
             applied += 1
         return {"applied": applied, "rejected": rejected, "apply_ns": time.perf_counter_ns() - started}

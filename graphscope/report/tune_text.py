@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphscope.core.launch_config import format_dim
 from graphscope.core.units import format_ns
 
 
@@ -52,19 +53,20 @@ def render_tuning(result: dict[str, Any]) -> str:
         f"(enough for a +-1% interval of the median)"
     ]
     for key, knob in result["knobs"].items():
-        blocks = ", ".join(str(c[0]) for c in knob["candidates"])
+        blocks = ", ".join(format_dim(c) for c in knob["candidates"])
         lines.append(
-            f"  knob {key}: {knob['sites']} launch sites, baseline block {knob['baseline'][0]}, candidates {blocks}"
+            f"  knob {key}: {knob['sites']} launch sites, baseline block {format_dim(knob['baseline'])}, "
+            f"candidates {blocks}"
         )
     lines.append("")
     lines.append(f"  {'trial':<28} {'how':<14} {'median':>10}  {'95% interval':<22} status")
     for position, trial in enumerate(result["trials"]):
         if trial.get("site") and trial.get("block"):
-            label = f"{trial['site']}={trial['block'][0]}"
+            label = f"{trial['site']}={format_dim(trial['block'])}"
         elif position == 0:  # the in-place baseline comes first
             label = "baseline"
         else:
-            label = ", ".join(f"{k}={v[0]}" for k, v in trial["config"]["blocks"].items()) or "baseline"
+            label = ", ".join(f"{k}={format_dim(v)}" for k, v in trial["config"]["blocks"].items()) or "baseline"
         interval = (
             f"{format_ns(trial['ci_low_ns'])}-{format_ns(trial['ci_high_ns'])}"
             if trial.get("median_ns") is not None
@@ -83,5 +85,7 @@ def render_tuning(result: dict[str, Any]) -> str:
         )
     if summary.get("in_place_penalty"):
         lines.append(f"  in-place replay / fresh-capture replay of the same config: {summary['in_place_penalty']:.3f}")
+    for restart in result.get("restarts", []):
+        lines.append(f"  the workload process was restarted {restart}")
     lines.append(f"Conclusion: {summary['conclusion']}")
     return "\n".join(lines)

@@ -26,7 +26,7 @@ from graphscope.core.settings import default_session_db
 
 SCHEMA_VERSION = 2  # 1: the first release (user_version 0); 2: tuning status, trials written as they come
 BUSY_TIMEOUT_MS = 30_000
-REFUSED_BEFORE_START = ("no_gpu", "bad_workload")
+REFUSED_BEFORE_START = ("no_gpu", "bad_workload", "missing_library")
 """Failures that mean the workload never ran (no GPU, not a workload): not stored as runs."""
 
 SCHEMA: dict[str, tuple[dict[str, type], dict[str, Any]]] = {

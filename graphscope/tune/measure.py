@@ -12,6 +12,14 @@ import numpy as np
 from graphscope.core.launch_config import Dim, LaunchConfig
 from graphscope.core.stats import SampleStats, describe, speedup
 
+STATUSES = {
+    "ok": "measured",
+    "mismatch": "outputs differ from the eager reference: reported, never adopted",
+    "invalid": "cannot be launched (beyond the kernel's or the device's limits, or refused by the driver)",
+    "fault": "faulted on the GPU or crashed the workload (the child was restarted)",
+    "timeout": "did not finish in time (the child was restarted)",
+}
+
 
 @dataclass
 class Trial:
@@ -24,7 +32,7 @@ class Trial:
     knob: str | None = None
     block: Dim | None = None
     apply_ns: int | None = None
-    status: str = "ok"  # "ok", "mismatch" (outputs changed: reported, never adopted) or "rejected"
+    status: str = "ok"  # see STATUSES
     reason: str = ""
 
     @property
@@ -120,9 +128,10 @@ class RecordedMeasurer:
 class LiveMeasurer:
     """Applies a config to the workload's instantiated graph (no re-capture) and replays it."""
 
-    def __init__(self, session: Any, warmup: int = 3) -> None:
+    def __init__(self, session: Any, warmup: int = 3, timeout: float | None = None) -> None:
         self.session = session
         self.warmup = warmup
+        self.timeout = timeout  # per request; None: the session's
 
     def baseline(self, config: LaunchConfig, reps: int, detour: LaunchConfig | None = None) -> Trial:
         """The baseline under the same in-place conditions as the trials.
@@ -133,20 +142,20 @@ class LiveMeasurer:
         back, and the baseline carries the same penalty as every trial it is compared with.
         """
         if detour is not None:
-            self.session.request("apply", config=detour.to_json())
+            self.session.request("apply", timeout=self.timeout, config=detour.to_json())
         return self.measure(config, reps, force=True)
 
     def measure(self, config: LaunchConfig, reps: int, force: bool = False) -> Trial:
-        applied = self.session.request("apply", config=config.to_json(), force=force)
+        applied = self.session.request("apply", timeout=self.timeout, config=config.to_json(), force=force)
         if applied["rejected"]:
             reason = "; ".join(f"{k}: {v}" for k, v in applied["rejected"].items())
-            return Trial(config, "in-place", [], None, apply_ns=applied["apply_ns"], status="rejected", reason=reason)
-        answer = self.session.request("measure", mode="graph", reps=reps, warmup=self.warmup)
+            return Trial(config, "in-place", [], None, apply_ns=applied["apply_ns"], status="invalid", reason=reason)
+        answer = self.session.request("measure", timeout=self.timeout, mode="graph", reps=reps, warmup=self.warmup)
         return self._trial(config, "in-place", answer, applied["apply_ns"])
 
     def confirm(self, config: LaunchConfig, reps: int) -> Trial:
-        self.session.request("capture", config=config.to_json())
-        answer = self.session.request("measure", mode="graph", reps=reps, warmup=self.warmup)
+        self.session.request("capture", timeout=self.timeout, config=config.to_json())
+        answer = self.session.request("measure", timeout=self.timeout, mode="graph", reps=reps, warmup=self.warmup)
         return self._trial(config, "fresh-capture", answer, None)
 
     @staticmethod

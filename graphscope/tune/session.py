@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphscope.core.launch_config import LaunchConfig
+from graphscope.core.launch_config import LaunchConfig, format_dim
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.stats import repetitions_needed, speedup
-from graphscope.tune.measure import Measurer, Trial
+from graphscope.tune.measure import STATUSES, Measurer, Trial
 from graphscope.tune.space import Knob
 from graphscope.tune.strategies import STRATEGIES
 
@@ -33,12 +34,29 @@ class TuningResult:
     capture: dict[str, int] = field(default_factory=dict)
     started: float = 0.0
     finished: float = 0.0
+    tuning_id: int | None = None  # its record in the session database, once stored
 
     @property
     def improved(self) -> bool:
         return self.best is not self.baseline
 
+    def failures(self) -> str:
+        """'2 faulted, 1 timed out' for the trials that could not be measured ('' when all could)."""
+        words = {
+            "fault": "faulted",
+            "timeout": "timed out",
+            "invalid": "could not be launched",
+            "mismatch": "changed outputs",
+        }
+        counts = {status: sum(t.status == status for t in self.trials) for status in words}
+        return ", ".join(f"{n} {words[status]}" for status, n in counts.items() if n)
+
     def conclusion(self) -> str:
+        failed = self.failures()
+        text = self._conclusion()
+        return f"{text} ({failed}: recorded, never adopted)" if failed else text
+
+    def _conclusion(self) -> str:
         if not self.improved:
             return (
                 "no significant difference: no configuration beat the baseline with a 95% interval that "
@@ -67,7 +85,7 @@ class TuningResult:
 
     @property
     def adopt(self) -> bool:
-        return self.conclusion().startswith("adopt")
+        return self._conclusion().startswith("adopt")
 
     def in_place_penalty(self) -> float | None:
         """In-place replay time over fresh-capture time for the same (baseline) configuration."""
@@ -87,6 +105,7 @@ class TuningResult:
                     "sites": len(k.sites),
                     "candidates": [list(c) for c in k.candidates],
                     "baseline": list(k.baseline),
+                    "kernel": k.sites[0].kernel,
                 }
                 for k in self.knobs
             },
@@ -103,6 +122,7 @@ class TuningResult:
                 "baseline_fresh_ns": self.confirmed_baseline.stats.median if self.confirmed_baseline else None,
                 "best_fresh_ns": self.confirmed_best.stats.median if self.confirmed_best else None,
                 "in_place_penalty": self.in_place_penalty(),
+                "statuses": {status: sum(t.status == status for t in self.trials) for status in STATUSES},
                 "median_apply_ns": _median_apply(self.trials),
             },
             "started": self.started,
@@ -135,15 +155,22 @@ def tune(
     capture: dict[str, int] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
+    on_trial: Callable[[int, Trial], None] | None = None,
+    baseline: Trial | None = None,
 ) -> TuningResult:
-    """Measure the baseline in place, search, then confirm baseline and winner with fresh captures."""
+    """Measure the baseline in place (unless given), search, then confirm baseline and winner with fresh
+    captures. `on_trial(seq, trial)` hears of every trial as it is measured (seq 0 is the baseline)."""
     started = time.time()
     baseline_config = start or LaunchConfig(workload=workload.name)
-    progress(0.0, "measuring the baseline")
-    detour = detour_config(knobs, baseline_config)
-    probe = measurer.baseline(baseline_config, reps or 30, detour)
-    chosen = reps or min(max(repetitions_needed(probe.samples, PRECISION), 30), MAX_REPS)
-    baseline = measurer.baseline(baseline_config, chosen) if chosen != len(probe.samples) else probe
+    record = on_trial or (lambda seq, trial: None)
+    if baseline is None:
+        progress(0.0, "measuring the baseline")
+        detour = detour_config(knobs, baseline_config)
+        probe = measurer.baseline(baseline_config, reps or 30, detour)
+        chosen = reps or min(max(repetitions_needed(probe.samples, PRECISION), 30), MAX_REPS)
+        baseline = measurer.baseline(baseline_config, chosen) if chosen != len(probe.samples) else probe
+    chosen = reps or len(baseline.samples)
+    record(0, baseline)
     total = sum(len(k.candidates) for k in knobs) or 1
     done = [0]
 
@@ -151,10 +178,12 @@ def tune(
         if cancel is not None:
             cancel.check()
         done[0] += 1
-        progress(min(0.05 + 0.8 * done[0] / total, 0.85), f"trial {done[0]}: {knob or 'combined'}")
+        label = f"{knob}={format_dim(config.blocks[knob])}" if knob else "the winners together"
+        progress(min(0.05 + 0.8 * done[0] / total, 0.85), f"trial {done[0]}: {label}")
         trial = measurer.measure(config, chosen)
         trial.knob = knob
         trial.block = config.blocks.get(knob) if knob else None
+        record(done[0], trial)
         return trial
 
     search = STRATEGIES[strategy](knobs, baseline, measure)
@@ -164,7 +193,9 @@ def tune(
     if result.improved:
         progress(0.9, "confirming with fresh captures")
         result.confirmed_baseline = measurer.confirm(baseline.config, chosen)
+        record(done[0] + 1, result.confirmed_baseline)
         result.confirmed_best = measurer.confirm(search.best.config, chosen)
+        record(done[0] + 2, result.confirmed_best)
     result.finished = time.time()
     progress(1.0, result.conclusion())
     return result

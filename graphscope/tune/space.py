@@ -5,7 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphscope.core.errors import BadInputError
-from graphscope.core.launch_config import Dim, LaunchConfig, Site, as_dim, block_problem, candidate_blocks, split_site
+from graphscope.core.launch_config import (
+    Dim,
+    LaunchConfig,
+    Site,
+    as_dim,
+    block_problem,
+    candidate_shapes,
+    format_dim,
+    split_site,
+)
 
 
 @dataclass(frozen=True)
@@ -26,11 +35,12 @@ class Knob:
         return config.block_for(name, ordinal if ordinal is not None else self.sites[0].ordinal, self.baseline)
 
 
-def knobs_for(sites: list[Site], only: str | None = None, blocks: list[int] | None = None) -> list[Knob]:
-    """Knobs for the recorded sites: one per launch name (or just `only`), with candidate 1-D blocks.
+def knobs_for(sites: list[Site], only: str | None = None, blocks: list[Dim] | None = None) -> list[Knob]:
+    """Knobs for the recorded sites: one per launch name (or just `only`), with candidate block shapes.
 
-    Candidates are powers of two from 32 up to the kernel's limit, or the `blocks` given; blocks the
-    kernel cannot run are refused with the reason.
+    Candidates have the launch's own dimensionality (core.launch_config.candidate_shapes), or are the
+    `blocks` given (shapes such as 32x8); shapes the kernel cannot run are refused with the reason.
+    Shared memory that follows the block is checked where the kernel lives (the workload child).
     """
     groups: dict[str, list[Site]] = {}
     for site in sites:
@@ -47,11 +57,11 @@ def knobs_for(sites: list[Site], only: str | None = None, blocks: list[int] | No
     knobs = []
     for key, members in sorted(groups.items()):
         limit = min(s.max_threads for s in members)
-        wanted = [as_dim(b) for b in blocks] if blocks else [as_dim(b) for b in candidate_blocks(limit)]
+        wanted = [as_dim(b) for b in blocks] if blocks else candidate_shapes(members[0].block, limit)
         for block in wanted:
             reason = block_problem(block, limit)
             if reason and blocks:
-                raise BadInputError(f"block {block[0]} for {key}: {reason}")
+                raise BadInputError(f"block {format_dim(block)} for {key}: {reason}")
         usable = tuple(b for b in wanted if block_problem(b, limit) is None)
         knobs.append(Knob(key, tuple(members), usable))
     return knobs

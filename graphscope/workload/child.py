@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from graphscope.core.launch_config import LaunchConfig
-from graphscope.workload.protocol import PROTOCOL_VERSION, classify, decode, encode
+from graphscope.workload.frameworks import INSTALL_TORCH
+from graphscope.workload.protocol import PROTOCOL_VERSION, MissingLibrary, classify, decode, encode
 
 GPU_LIBRARIES = ("cupy", "cupy_backends", "cuda")
 NO_GPU_MARKERS = (
@@ -54,7 +55,9 @@ class Child:
 
         text = str(exc)
         missing_gpu_library = isinstance(exc, ImportError) and getattr(exc, "name", "") in GPU_LIBRARIES
-        if isinstance(exc, BadWorkload):
+        if isinstance(exc, ImportError) and getattr(exc, "name", "") == "torch":
+            kind, exc = "missing_library", MissingLibrary(f"the workload imports torch: {INSTALL_TORCH}")
+        elif isinstance(exc, BadWorkload):
             kind = "bad_workload"
         elif missing_gpu_library or any(marker in text for marker in NO_GPU_MARKERS):
             kind = "no_gpu"

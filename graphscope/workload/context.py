@@ -10,8 +10,10 @@
         return step
 
 Launches through `ctx.launch` are recorded as sites (`add#0`, `add#1`, ...) and their block size can be
-overridden; the grid follows from the problem size. Plain CuPy code in the step runs on `ctx.stream`
-and is measured like the rest, but is not tunable.
+overridden; the grid follows from the problem size (or the site's `grid` rule) and the dynamic shared
+memory from the site's `shared_mem` (a number, or a rule of the block). Plain CuPy code in the step
+runs on `ctx.stream` and is measured like the rest, but is not tunable. GEMMs and other library calls
+go through `ctx.matmul` / `ctx.torch_stream()` (workload/interop.py), which CUDA graphs can capture.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from graphscope.core.launch_config import Dim, LaunchConfig, Site, as_dim, grid_for
+from graphscope.workload.interop import TorchInterop
+
+SharedRule = int | Callable[[Dim], int]
+DEFAULT_DYNAMIC_SHARED = 48 * 1024  # what a kernel may use without opting in
 
 
 def _compact(dim: Dim) -> tuple[int, ...]:
@@ -31,14 +37,26 @@ def _compact(dim: Dim) -> tuple[int, ...]:
 
 
 class Kernel:
-    """A CuPy RawKernel plus the limits that bound its block size."""
+    """A CuPy RawKernel plus the limits that bound its block size and shared memory."""
 
-    def __init__(self, raw: Any, name: str) -> None:
+    def __init__(self, raw: Any, name: str, max_shared_optin: int) -> None:
         self.raw = raw
         self.name = name
         attributes = raw.attributes
         self.max_threads = int(attributes.get("max_threads_per_block", 1024))
         self.registers = int(attributes.get("num_regs", 0))
+        self.static_shared = int(attributes.get("shared_size_bytes", 0))
+        self.max_dynamic_shared = max(max_shared_optin - self.static_shared, 0)
+
+    def allow_shared(self, nbytes: int) -> None:
+        """Let the kernel take `nbytes` of dynamic shared memory (opting in above 48 KiB)."""
+        if nbytes > self.max_dynamic_shared:
+            raise ValueError(
+                f"{self.name} needs {nbytes:,} bytes of dynamic shared memory; the device allows "
+                f"{self.max_dynamic_shared:,} next to its {self.static_shared:,} static bytes"
+            )
+        if nbytes > DEFAULT_DYNAMIC_SHARED - self.static_shared and nbytes > self.raw.max_dynamic_shared_size_bytes:
+            self.raw.max_dynamic_shared_size_bytes = nbytes
 
 
 class WorkloadContext:
@@ -56,8 +74,11 @@ class WorkloadContext:
         self._counted = 0
         self._outputs: dict[str, Any] = {}
         self.grid_rules: dict[str, Callable[[Dim, Dim], Sequence[int]]] = {}
+        self.shared_rules: dict[str, Callable[[Dim], int]] = {}
+        self.max_shared_optin = int(cupy.cuda.Device().attributes.get("MaxSharedMemoryPerBlockOptin", 49152))
+        self.interop = TorchInterop(self)
         # per position in the step: kernel, name, problem, block, chosen block, grid, config, raw kernel,
-        # and block and grid as CuPy gets them
+        # block and grid as CuPy gets them, shared memory bytes, and the shared_mem argument
         self._plans: list[tuple] = []
         self._position = [0]
         self._config_cell = [config]
@@ -65,6 +86,7 @@ class WorkloadContext:
         self._direct_cells: list[list[Any]] = []  # launchers' direct paths, reset when the config changes
         self.launch = self._launcher()
         self._modules: dict[tuple[str, tuple[str, ...]], Any] = {}
+        self.kernels: dict[str, Kernel] = {}  # site key -> its kernel
 
     @property
     def config(self) -> LaunchConfig:
@@ -84,7 +106,7 @@ class WorkloadContext:
         module = self._modules.get(key)
         if module is None:
             module = self._modules[key] = self.cupy.RawModule(code=source, options=tuple(options))
-        return Kernel(module.get_function(name), name)
+        return Kernel(module.get_function(name), name, self.max_shared_optin)
 
     def _launcher(self) -> Callable[..., Dim]:
         """Build `ctx.launch` as a closure over its state: no attribute lookups on the hot path.
@@ -106,14 +128,15 @@ class WorkloadContext:
             args: Sequence[Any] = (),
             block: int | Sequence[int] = 256,
             name: str | None = None,
-            shared_mem: int = 0,
+            shared_mem: SharedRule = 0,
             grid: Callable[[Dim, Dim], Sequence[int]] | None = None,
             stream: Any = None,
         ) -> Dim:
             """Launch `kernel` over `problem` threads; returns the block size actually used.
 
             `name` identifies the launch site (default: the kernel's name); `grid`, if given, maps
-            (problem, block) to the grid instead of ceil(problem / block).
+            (problem, block) to the grid instead of ceil(problem / block); `shared_mem` is the dynamic
+            shared memory in bytes, or a function of the block (a tile that grows with the block).
             """
             at = position[0]
             position[0] = at + 1
@@ -125,9 +148,10 @@ class WorkloadContext:
                 or plan[2] != problem
                 or plan[3] != block
                 or plan[6] is not config[0]
+                or plan[11] != shared_mem
             ):
                 plan = replan(at, kernel, problem, block, name, shared_mem, grid)
-            plan[7](plan[9], plan[8], args, shared_mem=shared_mem, stream=stream or default_stream)
+            plan[7](plan[9], plan[8], args, shared_mem=plan[10], stream=stream or default_stream)
             return plan[4]
 
         return launch
@@ -138,7 +162,7 @@ class WorkloadContext:
         problem: int | Sequence[int],
         block: int | Sequence[int] = 256,
         name: str | None = None,
-        shared_mem: int = 0,
+        shared_mem: SharedRule = 0,
         grid: Callable[[Dim, Dim], Sequence[int]] | None = None,
         stream: Any = None,
     ) -> Callable[..., None]:
@@ -162,14 +186,14 @@ class WorkloadContext:
         def launch(*args: Any) -> None:
             fast = direct[0]
             if fast is not None and not recording[0]:
-                kernel.raw(fast[0], fast[1], args, shared_mem=shared_mem, stream=target)
+                kernel.raw(fast[0], fast[1], args, shared_mem=fast[2], stream=target)
                 return
             at = position[0]
             position[0] = at + 1
             plan = replan(at, kernel, problem, block, name, shared_mem, grid)
             if not recording[0] and not any(key.startswith(site_name + "#") for key in config[0].blocks):
-                direct[0] = (plan[9], plan[8])
-            plan[7](plan[9], plan[8], args, shared_mem=shared_mem, stream=target)
+                direct[0] = (plan[9], plan[8], plan[10])
+            plan[7](plan[9], plan[8], args, shared_mem=plan[10], stream=target)
 
         return launch
 
@@ -180,10 +204,11 @@ class WorkloadContext:
         problem: int | Sequence[int],
         block: int | Sequence[int],
         name: str | None,
-        shared_mem: int,
+        shared_mem: SharedRule,
         grid: Callable[[Dim, Dim], Sequence[int]] | None,
     ) -> tuple:
-        """Work out (and remember) a launch's block and grid under the current config; record its site."""
+        """Work out (and remember) a launch's block, grid and shared memory under the current config;
+        record its site."""
         site_name = name or kernel.name
         if self._counted != position:  # fast-path launches since the last count: recount (rare)
             self._ordinals.clear()
@@ -196,13 +221,28 @@ class WorkloadContext:
         size = as_dim(problem)
         chosen = self._config_cell[0].block_for(site_name, ordinal, as_dim(block))
         blocks = as_dim(grid(size, chosen)) if grid is not None else grid_for(size, chosen)
+        shared = int(shared_mem(chosen)) if callable(shared_mem) else int(shared_mem)
+        kernel.allow_shared(shared)
         if self.recording:
             site = Site(
-                site_name, ordinal, kernel.name, size, chosen, blocks, shared_mem, kernel.max_threads, kernel.registers
+                site_name,
+                ordinal,
+                kernel.name,
+                size,
+                chosen,
+                blocks,
+                shared,
+                kernel.max_threads,
+                kernel.registers,
+                shared_rule=callable(shared_mem),
+                max_shared=kernel.max_dynamic_shared,
             )
             self.sites.append(site)
+            self.kernels[site.key] = kernel
             if grid is not None:
                 self.grid_rules[site.key] = grid
+            if callable(shared_mem):
+                self.shared_rules[site.key] = shared_mem
         plan = (
             kernel,
             name,
@@ -214,6 +254,8 @@ class WorkloadContext:
             kernel.raw,
             _compact(chosen),
             _compact(blocks),
+            shared,
+            shared_mem,
         )
         if position < len(self._plans):
             self._plans[position] = plan
@@ -250,6 +292,42 @@ class WorkloadContext:
         rule = self.grid_rules.get(site.key)
         return as_dim(rule(site.problem, block)) if rule is not None else grid_for(site.problem, block)
 
+    def shared_of(self, site: Site, block: Dim) -> int:
+        """The dynamic shared memory a site needs with `block` (its rule's answer, else what it asked)."""
+        rule = self.shared_rules.get(site.key)
+        return int(rule(block)) if rule is not None else site.shared_mem
+
+    # -- library calls that capture (GEMMs through PyTorch) ---------------------------------------
+
+    def matmul(self, a: Any, b: Any, out: Any, stream: Any = None) -> Any:
+        """out = a @ b on `stream` (default ctx.stream), through PyTorch's cuBLAS, which graph capture
+        records (CuPy refuses cuBLAS calls while a stream captures). a, b, out: CuPy arrays."""
+        return self.interop.matmul(a, b, out, stream)
+
+    @property
+    def torch(self) -> Any:
+        """The torch module (a clear error names what to install when it is missing)."""
+        return self.interop.torch
+
+    def torch_stream(self, stream: Any = None) -> Any:
+        """A context manager: PyTorch calls inside it run on `stream` (default ctx.stream), so they are
+        captured into the graph with the rest of the step."""
+        return self.interop.on_stream(stream)
+
+    def as_torch(self, array: Any) -> Any:
+        """A CuPy array as a torch tensor on the same memory (no copy)."""
+        return self.interop.tensor(array)
+
     def snapshot_outputs(self) -> dict[str, Any]:
-        """Host copies of the declared outputs (taken after the stream is synchronised)."""
-        return {name: self.cupy.asnumpy(array) for name, array in self._outputs.items()}
+        """Host copies of the declared outputs (CuPy arrays or torch tensors; taken after a synchronise)."""
+        return {name: host_copy(self.cupy, array) for name, array in self._outputs.items()}
+
+
+def host_copy(cupy: Any, array: Any) -> Any:
+    """A NumPy copy of a CuPy array, a torch tensor or anything with the CUDA array interface."""
+    if hasattr(array, "detach"):  # torch: bfloat16 and friends have no NumPy type; compare them as float32
+        tensor = array.detach()
+        if str(tensor.dtype) in ("torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2"):
+            tensor = tensor.float()
+        return tensor.cpu().numpy()
+    return cupy.asnumpy(array)

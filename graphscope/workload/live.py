@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import sys
 import time
@@ -54,16 +53,19 @@ def compare_outputs(reference: dict[str, np.ndarray], current: dict[str, np.ndar
 
 
 class LiveWorkload:
-    """Owns the workload's context, its step, the captured graph and the reference outputs."""
+    """Owns the workload's framework adapter, its step, the captured graph and the reference outputs."""
 
     def __init__(self, path: Path, config: LaunchConfig | None = None) -> None:
-        from graphscope.workload.context import WorkloadContext
+        from graphscope.workload.frameworks import FRAMEWORKS
 
         self.path = Path(path)
         module = load_module(self.path)
-        self.ctx = WorkloadContext(config)
-        with self.ctx.stream:
-            step = module.setup(self.ctx)
+        framework = getattr(module, "FRAMEWORK", "cupy")
+        if framework not in FRAMEWORKS:
+            raise BadWorkload(f"{path}: FRAMEWORK = {framework!r}; graphscope runs {' or '.join(FRAMEWORKS)} workloads")
+        self.fw = FRAMEWORKS[framework](config)
+        self.ctx = self.fw.ctx
+        step = self.fw.setup(module)
         if not callable(step):
             raise BadWorkload(f"{path}: setup(ctx) must return the step function, not {type(step).__name__}")
         self.step = step
@@ -71,35 +73,19 @@ class LiveWorkload:
         self.live_graph: Any = None
         self.capture: dict[str, int] = {}
         self.capture_sites: list[Site] = []
-        self._run_eager(record=True)  # compiles kernels, records sites, gives the reference outputs
-        self.ctx.stream.synchronize()
+        self.fw.run(step, record=True)  # compiles kernels, records sites, gives the reference outputs
+        self.fw.synchronize()
         self.eager_sites = list(self.ctx.sites)
-        self.reference = self.ctx.snapshot_outputs()
-
-    def _run_eager(self, record: bool = False) -> None:
-        self.ctx.begin_step(record)
-        try:
-            with self.ctx.stream:
-                self.step(self.ctx)
-        finally:
-            self.ctx.end_step()
+        self.reference = self.fw.snapshot()
 
     def capture_graph(self) -> dict[str, int]:
-        """Capture one step on ctx.stream, instantiate (CuPy does it in end_capture) and upload."""
-        stream = self.ctx.stream
+        """Capture one step, instantiate and upload it."""
         t0 = time.perf_counter_ns()
-        stream.begin_capture()
-        try:
-            self._run_eager(record=True)
-        except BaseException:
-            with contextlib.suppress(Exception):  # the capture is already invalid; the original error matters
-                stream.end_capture()
-            raise
+        graph = self.fw.capture(self.step)
         t1 = time.perf_counter_ns()
-        graph = stream.end_capture()
+        self.fw.instantiate(graph)
         t2 = time.perf_counter_ns()
-        graph.upload(stream)
-        stream.synchronize()
+        self.fw.upload(graph)
         t3 = time.perf_counter_ns()
         self.graph, self.live_graph = graph, None
         self.capture_sites = list(self.ctx.sites)
@@ -113,42 +99,45 @@ class LiveWorkload:
 
     def measure(self, mode: str, reps: int, warmup: int, nvtx: bool = False, fresh: bool = False) -> dict[str, Any]:
         """Time `reps` steps (after `warmup`): GPU time by CUDA events, wall and submit time by host clock."""
-        cupy, stream = self.ctx.cupy, self.ctx.stream
+        fw = self.fw
         info: dict[str, Any] = {}
         if mode == "graph":
             if self.graph is None or fresh:
                 if nvtx:
-                    cupy.cuda.nvtx.RangePush("graphscope capture")
+                    fw.push("graphscope capture")
                 info["capture"] = self.capture_graph()
                 if nvtx:
-                    cupy.cuda.nvtx.RangePop()
+                    fw.pop()
 
             def once() -> None:
-                self.graph.launch(stream)
+                fw.launch(self.graph)
         else:
-            once = self._run_eager
+
+            def once() -> None:
+                fw.run(self.step)
+
         if nvtx:
-            cupy.cuda.nvtx.RangePush(f"graphscope {mode} warm-up")
+            fw.push(f"graphscope {mode} warm-up")
         for _ in range(warmup):
             once()
-        stream.synchronize()
+        fw.synchronize()
         if nvtx:
-            cupy.cuda.nvtx.RangePop()
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            fw.pop()
+        start, end = fw.event(), fw.event()
         gpu, wall, submit = [], [], []
         for rep in range(reps):
             if nvtx:
-                cupy.cuda.nvtx.RangePush(f"graphscope {mode} rep {rep}")
-            start.record(stream)
+                fw.push(f"graphscope {mode} rep {rep}")
+            fw.record(start)
             t0 = time.perf_counter_ns()
             once()
             t1 = time.perf_counter_ns()
-            end.record(stream)
+            fw.record(end)
             end.synchronize()
             t2 = time.perf_counter_ns()
             if nvtx:
-                cupy.cuda.nvtx.RangePop()
-            gpu.append(cupy.cuda.get_elapsed_time(start, end) * 1e6)
+                fw.pop()
+            gpu.append(fw.elapsed_ns(start, end))
             wall.append(t2 - t0)
             submit.append(t1 - t0)
         info.update(
@@ -157,7 +146,7 @@ class LiveWorkload:
                 "gpu_ns": gpu,
                 "wall_ns": wall,
                 "submit_ns": submit,
-                "outputs": compare_outputs(self.reference, self.ctx.snapshot_outputs()),
+                "outputs": compare_outputs(self.reference, fw.snapshot()),
             }
         )
         return info
@@ -172,22 +161,27 @@ class LiveWorkload:
         if self.graph is None:
             self.capture_graph()
         if self.live_graph is None:
-            self.live_graph = LiveGraph(self.graph, self.capture_sites)
+            self.live_graph = LiveGraph(*self.fw.handles(self.graph), self.capture_sites)
         return self.live_graph
 
     def apply(self, config: LaunchConfig, force: bool = False) -> dict[str, Any]:
-        """Apply block sizes to the instantiated graph's nodes (no re-capture) and to later eager steps.
+        """Apply block shapes to the instantiated graph's nodes (no re-capture) and to later eager steps.
 
-        Only nodes whose block changes are set, unless `force` sets every tunable node (so that a
-        baseline is measured under the same in-place conditions as the configs it is compared with).
+        Each changed node gets the grid and dynamic shared memory its site's rules give for the new
+        block. Only nodes whose block changes are set, unless `force` sets every tunable node (so that
+        a baseline is measured under the same in-place conditions as the configs it is compared with).
         """
         live = self._live_graph()
         changes = {}
         for index, site in live.site_of.items():
             block = config.block_for(site.name, site.ordinal, site.block)
-            current = live.effective.get(index, (site.block, site.grid))[0]
+            current = live.effective.get(index, (site.block, site.grid, site.shared_mem))[0]
             if force or block != current:
-                changes[index] = (block, self.ctx.grid_of(site, block))
+                shared = self.ctx.shared_of(site, block)
+                kernel = self.ctx.kernels.get(site.key)
+                if kernel is not None and shared <= kernel.max_dynamic_shared:
+                    kernel.allow_shared(shared)
+                changes[index] = (block, self.ctx.grid_of(site, block), shared)
         result = live.apply(changes)
         self.ctx.config = config
         return result

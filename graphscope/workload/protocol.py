@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+
+
+class MissingLibrary(Exception):
+    """A workload asked for a library that is not installed (its message says what to install)."""
+
 
 # error kinds, with what the user should hear first
 ERRORS = {
@@ -15,6 +20,7 @@ ERRORS = {
     "out_of_memory": "the workload ran out of GPU memory",
     "capture_failed": "the step cannot be captured as a CUDA graph",
     "no_gpu": "no CUDA GPU is available",
+    "missing_library": "a library the workload needs is not installed",
     "timeout": "the workload did not finish in time",
     "died": "the workload process died",
     "bad_request": "graphscope sent a request the child does not understand",
@@ -23,6 +29,10 @@ CAPTURE_HINT = (
     "a step captured as a graph must not synchronise with the host: no .get(), cupy.asnumpy(), "
     "print of a GPU value, stream or device synchronize, memory allocation outside the pool, or work on "
     "a stream that was not forked from ctx.stream"
+)
+CUBLAS_HINT = (
+    "CuPy refuses cuBLAS (cupy.matmul, @, cupy.dot) while a stream captures; use ctx.matmul(a, b, out=c), "
+    "which runs the GEMM through PyTorch and is captured (README: Workload format)"
 )
 CAPTURE_MARKERS = ("StreamCapture", "captur", "Captur", "cudaErrorNotPermitted")
 FAULT_MARKERS = (
@@ -55,6 +65,8 @@ def classify(exc: BaseException, capturing: bool = False) -> str:
     """Name a failure from the exception alone (the parent never imports CuPy)."""
     kind = type(exc).__name__
     text = f"{kind}: {exc}"
+    if isinstance(exc, MissingLibrary):
+        return "missing_library"
     if isinstance(exc, MemoryError) or "OutOfMemory" in kind or "out of memory" in text.lower():
         return "out_of_memory"
     if any(marker in text for marker in FAULT_MARKERS):
@@ -70,5 +82,7 @@ def describe_error(kind: str, detail: str) -> str:
     """One line for the user: what happened, then the exception's own words."""
     lead = ERRORS.get(kind, kind)
     tail = f": {detail}" if detail else ""
-    hint = f" ({CAPTURE_HINT})" if kind == "capture_failed" else ""
+    hint = ""
+    if kind == "capture_failed":
+        hint = f" ({CUBLAS_HINT})" if "cuBLAS" in detail else f" ({CAPTURE_HINT})"
     return f"{lead}{tail}{hint}"

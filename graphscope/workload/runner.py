@@ -57,6 +57,20 @@ class RunReport:
         return speedup(self.modes["eager"].samples[metric], self.modes["graph"].samples[metric])
 
     def verdict(self) -> str:
+        differ = {
+            m: r.outputs.get("max_abs_diff") or 0.0 for m, r in self.modes.items() if r.outputs.get("match") is False
+        }
+        if "graph" in differ:  # speed means nothing when the graph computes something else
+            return (
+                f"the outputs differ between eager and graph (max |diff| {differ['graph']:.3g}): the captured graph "
+                "does not compute what the eager step computes, so its speed says nothing; look for host values "
+                "read inside the step, work outside ctx.stream, or inputs the step modifies"
+            )
+        if differ:
+            return (
+                f"the eager step's outputs change from one run to the next (max |diff| {differ['eager']:.3g}): it "
+                "modifies its own inputs or is not deterministic, so no comparison is meaningful"
+            )
         ratio = self.speedup()
         if ratio is None:
             return "measure both modes to compare them"

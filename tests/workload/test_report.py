@@ -25,3 +25,9 @@ def test_a_small_gain_and_no_difference_are_called_what_they_are(tmp_path):
 def test_mismatching_outputs_are_flagged(tmp_path):
     data = fake_report(tmp_path / "w.py", match=False).to_json()
     assert data["outputs_match"] is False and "DIFFER" in render_run(data)
+
+
+def test_mismatching_outputs_come_first_in_the_verdict_and_the_graph_never_pays(tmp_path):
+    data = fake_report(tmp_path / "w.py", match=False).to_json()  # 5x faster, but wrong
+    assert data["verdict"].startswith("the outputs differ between eager and graph")
+    assert "pays" not in data["verdict"]

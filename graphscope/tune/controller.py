@@ -1,0 +1,280 @@
+"""The tuning controller: one live workload child, one request at a time, the tuning state, progress and
+cancellation. `graphscope tune` and the Tune panel both drive it (no Qt here).
+
+Real kernels fault, hang or refuse to launch at block shapes they were not written for. A candidate
+that does is recorded with its cause (status fault, timeout or invalid), the child is restarted, the
+graph re-captured, the baseline (and the best so far) re-measured under the same in-place conditions,
+and the sweep goes on. Every trial is written to the session database as it is measured, so a sweep
+that is killed keeps what it measured.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphscope.core.errors import Cancelled, WorkloadError
+from graphscope.core.launch_config import Dim, LaunchConfig, Site
+from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
+from graphscope.graph.model import Dag
+from graphscope.store.session_db import SessionStore
+from graphscope.tune.measure import LiveMeasurer, Trial
+from graphscope.tune.session import TuningResult, detour_config, tune
+from graphscope.tune.space import Knob, knobs_for
+from graphscope.workload.session import DEFAULT_TIMEOUT_S, WorkloadSession
+
+PANEL_REPS = 50
+TRIAL_TIMEOUT_FACTOR = 20.0  # a trial may take this many times the baseline's measurement before it is a hang
+MIN_TRIAL_TIMEOUT_S = 15.0
+FAILURES = {"timeout": "timeout", "cuda_fault": "fault", "died": "fault", "out_of_memory": "fault", "raised": "fault"}
+
+
+class IsolatingMeasurer:
+    """A Measurer whose failing candidates become trials with a cause instead of ending the sweep."""
+
+    def __init__(self, controller: TuningController) -> None:
+        self.controller = controller
+
+    def baseline(self, config: LaunchConfig, reps: int, detour: LaunchConfig | None = None) -> Trial:
+        return self.controller.live.baseline(config, reps, detour)  # a failing baseline is the user's problem
+
+    def measure(self, config: LaunchConfig, reps: int) -> Trial:
+        return self._guarded(lambda live: live.measure(config, reps), config, "in-place")
+
+    def confirm(self, config: LaunchConfig, reps: int) -> Trial:
+        return self._guarded(lambda live: live.confirm(config, reps), config, "fresh-capture")
+
+    def _guarded(self, work: Callable[[LiveMeasurer], Trial], config: LaunchConfig, how: str) -> Trial:
+        try:
+            return work(self.controller.live)
+        except WorkloadError as exc:
+            status = FAILURES.get(exc.kind)
+            if status is None:
+                raise
+            trial = Trial(config, how, [], None, status=status, reason=exc.message)
+            self.controller.restart(f"after a candidate that {'timed out' if status == 'timeout' else 'faulted'}")
+            return trial
+
+
+@dataclass
+class Loaded:
+    dag: Dag
+    sites: list[Site]
+    baseline: Trial
+
+
+class TuningController:
+    """Drives one workload's tuning; every public method is one serialised operation."""
+
+    def __init__(
+        self,
+        workload: Path,
+        start: LaunchConfig | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        store_path: Path | None = None,
+        session_factory: Callable[..., Any] = WorkloadSession,
+        cpu: int | None = None,
+    ) -> None:
+        self.workload = Path(workload).resolve()
+        self.start = start or LaunchConfig(workload=self.workload.name)
+        self.timeout = timeout
+        self.store_path = store_path
+        self.session_factory = session_factory
+        self.cpu = cpu
+        self.session: Any = None
+        self.live: LiveMeasurer | None = None
+        self.sites: list[Site] = []
+        self.dag: Dag | None = None
+        self.baseline: Trial | None = None
+        self.best: Trial | None = None
+        self.config = self.start
+        self.history: list[Trial] = []
+        self.restarts: list[str] = []
+        self.detour: LaunchConfig | None = None
+        self._lock = threading.Lock()
+        self._cancel: CancelToken | None = None
+
+    # -- one operation at a time ---------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self._lock.locked()
+
+    def _operation(self, cancel: CancelToken | None):
+        if not self._lock.acquire(blocking=False):
+            raise RuntimeError("the tuning controller is busy with another operation")
+        self._cancel = cancel
+        if self.session is None and self.baseline is not None:  # a cancelled operation killed the child
+            try:
+                self.restart("after a cancelled operation")
+            except BaseException:
+                self._lock.release()
+                raise
+        if self.session is not None:
+            self.session.cancel = cancel
+        return _Release(self)
+
+    def cancel(self) -> None:
+        """Stop the running operation (its child is killed; the next operation restarts it)."""
+        if self._cancel is not None:
+            self._cancel.cancel()
+
+    # -- operations ----------------------------------------------------------------------------
+
+    def load(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> Loaded:
+        """Start the child, capture the graph, read its DAG and measure the baseline in place."""
+        with self._operation(cancel):
+            progress(0.1, f"loading {self.workload.name} in a child process")
+            self._start_session()
+            self.sites = [Site.from_json(s) for s in self.session.info["sites"]]
+            self.dag = Dag.from_json(self.session.request("dag"))
+            progress(0.5, "measuring the baseline in place")
+            knobs = knobs_for(self.sites) if self.sites else []
+            self.detour = detour_config(knobs, self.start) if knobs else None
+            started = time.monotonic()
+            self.baseline = self.live.baseline(self.start, PANEL_REPS, self.detour)
+            self.live.timeout = max(MIN_TRIAL_TIMEOUT_S, TRIAL_TIMEOUT_FACTOR * (time.monotonic() - started))
+            self.best, self.config, self.history = self.baseline, self.start, [self.baseline]
+            progress(1.0, "loaded")
+            return Loaded(self.dag, self.sites, self.baseline)
+
+    def knobs(self, only: str | None = None, blocks: list[Dim] | None = None) -> list[Knob]:
+        return knobs_for(self.sites, only, blocks)
+
+    def try_block(self, key: str, block: Dim, cancel: CancelToken | None = None) -> Trial:
+        """Apply one knob's block in place on top of the current config and re-measure."""
+        with self._operation(cancel):
+            config = self.config.with_block(key, block)
+            trial = IsolatingMeasurer(self).measure(config, len(self.baseline.samples))
+            trial.knob, trial.block = key, block
+            return self._keep(trial)
+
+    def apply_config(self, config: LaunchConfig, cancel: CancelToken | None = None) -> Trial:
+        """Apply a whole config (an imported one, or the best) in place and re-measure."""
+        with self._operation(cancel):
+            return self._keep(IsolatingMeasurer(self).measure(config, len(self.baseline.samples)))
+
+    def _keep(self, trial: Trial) -> Trial:
+        self.history.append(trial)
+        if trial.usable:
+            self.config = trial.config
+            if trial.beats(self.best):
+                self.best = trial
+        return trial
+
+    def confirm(self, cancel: CancelToken | None = None) -> tuple[Trial, Trial]:
+        """Baseline and best, each freshly captured and re-measured (no in-place edits)."""
+        with self._operation(cancel):
+            measurer = IsolatingMeasurer(self)
+            reps = len(self.baseline.samples)
+            pair = measurer.confirm(self.baseline.config, reps), measurer.confirm(self.best.config, reps)
+            self.history += pair
+            return pair
+
+    def sweep(
+        self,
+        strategy: str = "descent",
+        knobs: list[Knob] | None = None,
+        reps: int | None = None,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ) -> TuningResult:
+        """Search the knobs from the current config; every trial lands in the session database as it
+        is measured (a cancelled or killed sweep keeps them, marked as such)."""
+        with self._operation(cancel):
+            knobs = knobs if knobs is not None else knobs_for(self.sites)
+            store = SessionStore(self.store_path)
+            tuning = store.begin_tuning(self.workload, strategy, time.time(), self.config.to_json())
+            seen: list[Trial] = []
+
+            def record(seq: int, trial: Trial) -> None:
+                seen.append(trial)
+                store.add_trial(tuning, seq, trial.to_json())
+
+            try:
+                result = tune(
+                    self.workload,
+                    knobs,
+                    IsolatingMeasurer(self),
+                    strategy,
+                    self.config,
+                    reps,
+                    self.session.info.get("capture", {}),
+                    progress,
+                    cancel,
+                    record,
+                )
+            except (Cancelled, KeyboardInterrupt):
+                store.finish_tuning(tuning, {"trials": [t.to_json() for t in seen], "summary": None}, "cancelled")
+                store.close()
+                raise
+            except BaseException:
+                store.finish_tuning(tuning, {"trials": [t.to_json() for t in seen], "summary": None}, "failed")
+                store.close()
+                raise
+            data = result.to_json()
+            data["tuning_id"] = tuning
+            store.finish_tuning(tuning, data)
+            store.close()
+            self.history += result.trials
+            if result.adopt:
+                self.best = result.best
+            result.tuning_id = tuning
+            return result
+
+    def current_dag(self) -> Dag:
+        """The live DAG with the launch configurations now in effect."""
+        with self._operation(None):
+            self.dag = Dag.from_json(self.session.request("dag"))
+            return self.dag
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    # -- the child ------------------------------------------------------------------------------
+
+    def _start_session(self) -> None:
+        self.session = self.session_factory(self.workload, self.start, self.timeout, self._cancel, self.cpu)
+        timeout = self.live.timeout if self.live is not None else None
+        self.live = LiveMeasurer(self.session, timeout=timeout)
+
+    def restart(self, why: str) -> None:
+        """A new child after a failure: re-capture, then re-measure the baseline and the best so far
+        under the same in-place conditions (trials keep comparing like with like)."""
+        if self.session is not None:
+            self.session.kill()
+            self.session.close()
+        self.restarts.append(why)
+        self._start_session()
+        self.session.request("capture", config=self.config.to_json())
+        reps = len(self.baseline.samples)
+        fresh = self.live.baseline(self.baseline.config, reps, self.detour)
+        self.baseline.samples[:] = fresh.samples
+        if self.best is not self.baseline and self.best.usable:
+            again = self.live.measure(self.best.config, reps)
+            if again.usable:
+                self.best.samples[:] = again.samples
+
+
+class _Release:
+    def __init__(self, controller: TuningController) -> None:
+        self.controller = controller
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        controller = self.controller
+        if controller._cancel is not None and controller._cancel.cancelled and controller.session is not None:
+            controller.session.kill()  # a cancelled request may have left the child mid-way
+            controller.session = None
+        controller._cancel = None
+        if controller.session is not None:
+            controller.session.cancel = None
+        controller._lock.release()

@@ -1,0 +1,203 @@
+"""How a workload's step runs, is captured and is timed, per framework (workload child only).
+
+A workload file says which it is written for with `FRAMEWORK = "torch"`; without it, "cupy".
+
+- cupy: `setup(ctx)` gets a WorkloadContext (ctx.kernel, ctx.launch, ctx.matmul ...); graph mode
+  captures one step on ctx.stream with `Stream.begin_capture` / `end_capture` (CuPy instantiates).
+- torch: `setup(ctx)` gets a TorchContext (ctx.torch, ctx.device, ctx.stream, ctx.outputs); graph mode
+  follows PyTorch's recipe: three warm-up steps on a side stream, then `torch.cuda.CUDAGraph` captured
+  with `torch.cuda.graph` on ctx.stream into one memory pool kept across re-captures. Steps write their
+  results into tensors declared with ctx.outputs (`out.copy_(model(x))`), as graph replays require.
+
+Both give the raw graph and executable-graph handles that graph/live.py reads through the driver API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from graphscope.core.launch_config import LaunchConfig
+from graphscope.workload.protocol import MissingLibrary
+
+WARMUP_BEFORE_CAPTURE = 3
+INSTALL_TORCH = "pip install -e '.[torch]' (a CUDA build of PyTorch matching your driver)"
+
+
+class CupyFramework:
+    name = "cupy"
+
+    def __init__(self, config: LaunchConfig | None) -> None:
+        from graphscope.workload.context import WorkloadContext
+
+        self.ctx = WorkloadContext(config)
+        self.cupy = self.ctx.cupy
+        self.stream = self.ctx.stream
+
+    def setup(self, module: Any) -> Any:
+        with self.stream:
+            return module.setup(self.ctx)
+
+    def run(self, step: Any, record: bool = False) -> None:
+        self.ctx.begin_step(record)
+        try:
+            with self.stream:
+                step(self.ctx)
+        finally:
+            self.ctx.end_step()
+
+    def capture(self, step: Any) -> Any:
+        self.stream.begin_capture()
+        try:
+            self.run(step, record=True)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the capture is already invalid; the original error matters
+                self.stream.end_capture()
+            raise
+        return self.stream.end_capture()  # CuPy instantiates here
+
+    def instantiate(self, graph: Any) -> None:
+        """Already done by end_capture."""
+
+    def upload(self, graph: Any) -> None:
+        graph.upload(self.stream)
+        self.stream.synchronize()
+
+    def launch(self, graph: Any) -> None:
+        graph.launch(self.stream)
+
+    @staticmethod
+    def handles(graph: Any) -> tuple[int, int]:
+        return int(graph.graph), int(graph.graphExec)
+
+    def event(self) -> Any:
+        return self.cupy.cuda.Event()
+
+    def record(self, event: Any) -> None:
+        event.record(self.stream)
+
+    def elapsed_ns(self, start: Any, end: Any) -> float:
+        return self.cupy.cuda.get_elapsed_time(start, end) * 1e6
+
+    def synchronize(self) -> None:
+        self.stream.synchronize()
+
+    def push(self, text: str) -> None:
+        self.cupy.cuda.nvtx.RangePush(text)
+
+    def pop(self) -> None:
+        self.cupy.cuda.nvtx.RangePop()
+
+    def snapshot(self) -> dict[str, Any]:
+        return self.ctx.snapshot_outputs()
+
+
+class TorchContext:
+    """What a PyTorch workload's setup(ctx) and step(ctx) get."""
+
+    def __init__(self, torch: Any) -> None:
+        self.torch = torch
+        self.device = torch.device("cuda")
+        self.stream = torch.cuda.Stream()
+        self.sites: list = []  # PyTorch's kernels are library kernels: nothing to tune
+        self.config: LaunchConfig | None = None
+        self._outputs: dict[str, Any] = {}
+
+    def outputs(self, **tensors: Any) -> None:
+        """Declare the tensors whose values must match between eager and graph runs."""
+        self._outputs.update(tensors)
+
+    def snapshot_outputs(self) -> dict[str, Any]:
+        from graphscope.workload.context import host_copy
+
+        return {name: host_copy(None, tensor) for name, tensor in self._outputs.items()}
+
+
+class TorchFramework:
+    name = "torch"
+
+    def __init__(self, config: LaunchConfig | None) -> None:
+        try:
+            import torch
+        except ImportError:
+            raise MissingLibrary(
+                f"this workload is written for PyTorch (FRAMEWORK = 'torch'): {INSTALL_TORCH}"
+            ) from None
+        if not torch.cuda.is_available():
+            raise RuntimeError("no CUDA-capable device is detected (PyTorch sees no GPU)")
+        self.torch = torch
+        self.ctx = TorchContext(torch)
+        self.stream = self.ctx.stream
+        self.pool: Any = None
+        self.warmed = False
+
+    def setup(self, module: Any) -> Any:
+        with self.torch.cuda.stream(self.stream):
+            return module.setup(self.ctx)
+
+    def run(self, step: Any, record: bool = False) -> None:
+        with self.torch.cuda.stream(self.stream):
+            step(self.ctx)
+
+    def capture(self, step: Any) -> Any:
+        torch = self.torch
+        if not self.warmed:  # PyTorch's recipe: warm up on a side stream before the first capture
+            side = torch.cuda.Stream()
+            side.wait_stream(self.stream)
+            with torch.cuda.stream(side):
+                for _ in range(WARMUP_BEFORE_CAPTURE):
+                    step(self.ctx)
+            self.stream.wait_stream(side)
+            self.stream.synchronize()
+            self.warmed = True
+        try:
+            graph = torch.cuda.CUDAGraph(keep_graph=True)  # keeps the graph readable (its DAG)
+        except TypeError:  # an older PyTorch: no raw graph handles
+            graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=self.pool, stream=self.stream):
+            step(self.ctx)
+        self.pool = graph.pool()
+        return graph
+
+    def instantiate(self, graph: Any) -> None:
+        if hasattr(graph, "instantiate"):
+            with contextlib.suppress(RuntimeError):  # already instantiated (keep_graph=False)
+                graph.instantiate()
+
+    def upload(self, graph: Any) -> None:
+        self.launch(graph)  # PyTorch uploads on the first replay
+        self.stream.synchronize()
+
+    def launch(self, graph: Any) -> None:
+        with self.torch.cuda.stream(self.stream):
+            graph.replay()
+
+    @staticmethod
+    def handles(graph: Any) -> tuple[int, int]:
+        if not hasattr(graph, "raw_cuda_graph"):
+            raise RuntimeError("this PyTorch cannot hand out its graph (CUDAGraph.raw_cuda_graph needs 2.6 or newer)")
+        return int(graph.raw_cuda_graph()), int(graph.raw_cuda_graph_exec())
+
+    def event(self) -> Any:
+        return self.torch.cuda.Event(enable_timing=True)
+
+    def record(self, event: Any) -> None:
+        event.record(self.stream)
+
+    def elapsed_ns(self, start: Any, end: Any) -> float:
+        return start.elapsed_time(end) * 1e6
+
+    def synchronize(self) -> None:
+        self.stream.synchronize()
+
+    def push(self, text: str) -> None:
+        self.torch.cuda.nvtx.range_push(text)
+
+    def pop(self) -> None:
+        self.torch.cuda.nvtx.range_pop()
+
+    def snapshot(self) -> dict[str, Any]:
+        return self.ctx.snapshot_outputs()
+
+
+FRAMEWORKS = {"cupy": CupyFramework, "torch": TorchFramework}
