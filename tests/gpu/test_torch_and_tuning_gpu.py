@@ -53,7 +53,11 @@ def test_a_decoder_step_with_gemms_is_captured_and_matches_eager():
     print("decoder nodes:", names)
     assert len(library) >= 2 and all("not tunable" in n.detail["tunable"] for n in library)  # cuBLAS GEMMs
     assert {n.site.split("#")[0] for n in dag.kernel_nodes() if n.site} == {
-        "side_gemm", "layernorm", "gelu", "residual", "transpose"
+        "side_gemm",
+        "layernorm",
+        "gelu",
+        "residual",
+        "transpose",
     }
     assert any(a != b - 1 for a, b in dag.edges)  # the side stream forks and joins
 
@@ -175,8 +179,17 @@ def _integrity(path: Path) -> str:
 
 def test_kill_9_of_graphscope_mid_sweep_keeps_the_measured_trials(tmp_path):
     db = tmp_path / "s.sqlite"
-    command = [sys.executable, "-m", "graphscope", "tune", str(EXAMPLES / "transformer_step.py"),
-               "--strategy", "brute", "--session", str(db)]
+    command = [
+        sys.executable,
+        "-m",
+        "graphscope",
+        "tune",
+        str(EXAMPLES / "transformer_step.py"),
+        "--strategy",
+        "brute",
+        "--session",
+        str(db),
+    ]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 240
     trials = 0
@@ -199,8 +212,18 @@ def test_kill_9_of_graphscope_mid_sweep_keeps_the_measured_trials(tmp_path):
 
 def test_kill_9_of_the_workload_child_mid_run_is_named_and_the_database_is_whole(tmp_path):
     db = tmp_path / "s.sqlite"
-    command = [sys.executable, "-m", "graphscope", "run", str(EXAMPLES / "seed_vecadd.py"), "--reps", "20000",
-               "--session", str(db), "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "graphscope",
+        "run",
+        str(EXAMPLES / "seed_vecadd.py"),
+        "--reps",
+        "20000",
+        "--session",
+        str(db),
+        "--json",
+    ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     child = None
     deadline = time.monotonic() + 120

@@ -40,7 +40,7 @@ def test_a_torch_workload_without_torch_names_what_to_install(tmp_path):
         pytest.skip("PyTorch is installed here")
     except ImportError:
         pass
-    path = [p for p in EXAMPLES if p.stem == "torch_block"][0]
+    path = next(p for p in EXAMPLES if p.stem == "torch_block")
     env = {**os.environ, "GRAPHSCOPE_DATA_DIR": str(tmp_path)}
     result = subprocess.run(
         [sys.executable, "-m", "graphscope", "run", str(path), "--json", "--reps", "3"],
