@@ -2,7 +2,7 @@
 # Everything that needs the GPU machine, in one call (see README "On a GPU"): the gpu-marked tests,
 # the measured figures of the three examples, a DAG, two tuning runs, the in-place update study and
 # an --nsys run. Results land in $OUT (or ./gpu-out). Usage on the lent H200:
-#   bash benchmarks/gpu_session.sh [tests|measure|all]
+#   bash benchmarks/gpu_session.sh [tests|measure|traces|all]   (each part fits one 10-minute call)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/gpu-out}"  # at most 8 files come back: logs there, everything else in results.tgz
@@ -50,12 +50,16 @@ print(render_run(json.load(open(sys.argv[1]))))" "$OUT/run_$example.json" >> "$O
      > "$OUT/tune_decoder_2d.txt" 2>&1; tail -30 "$OUT/tune_decoder_2d.txt"
   gs tune examples/decoder_step.py --node transpose --block 32x8,64x4,16x16,32x16,32x4 --session "$db" \
      > "$OUT/tune_decoder_transpose.txt" 2>&1; tail -16 "$OUT/tune_decoder_transpose.txt"
-  gs tune examples/decoder_step.py --strategy descent --session "$db" > "$OUT/tune_decoder_descent.txt" 2>&1
-  tail -8 "$OUT/tune_decoder_descent.txt"
   gs tune examples/seed_vecadd.py --node add --block 64,128,256,512 --session "$db" \
      --save "$OUT/seed_tuned.json" > "$OUT/tune_seed.txt" 2>&1; tail -20 "$OUT/tune_seed.txt"
   gs tune examples/transformer_step.py --strategy descent --session "$db" --save "$OUT/transformer_tuned.json" \
      > "$OUT/tune_transformer.txt" 2>&1; tail -12 "$OUT/tune_transformer.txt"
+  tar czf "$OUT_LOGS/results_measure.tgz" -C /tmp gpu-results
+fi
+if [ "$what" = traces ] || [ "$what" = all ]; then
+  exec > >(tee "$OUT/traces.log") 2>&1
+  OUT_LOGS="$OUT"; OUT="$WORK"
+  db="$OUT/session.sqlite"
   python3 benchmarks/inplace_update.py > "$OUT/inplace.json" 2> "$OUT/inplace.txt"; cat "$OUT/inplace.txt"
   gs run examples/seed_vecadd.py --reps 3 --nsys --nsys-dir "$OUT/traces" --session "$db" > "$OUT/run_nsys.txt" 2>&1
   tail -4 "$OUT/run_nsys.txt"
@@ -64,6 +68,7 @@ print(render_run(json.load(open(sys.argv[1]))))" "$OUT/run_$example.json" >> "$O
   run_id=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['run_id'])" "$OUT/run_decoder_nsys.json")
   gs report "run:$run_id" --session "$db" -o "$OUT_LOGS/report_decoder_run.html"
   gs report "run:$run_id" --session "$db" -o "$OUT/report_decoder_run.md"; cat "$OUT/report_decoder_run.md"
+  gs tune examples/decoder_step.py --node side_gemm --block 16x16,32x8,64x4,256x4 --session "$db" > /dev/null 2>&1
   tuning_id=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select max(id) from tunings').fetchone()[0])" "$db")
   gs report "tune:$tuning_id" --session "$db" -o "$OUT/report_tuning.md"; head -30 "$OUT/report_tuning.md"
   for t in "$OUT"/traces/*.sqlite; do gs summary "$t" | head -20; done > "$OUT/trace_summaries.txt" 2>&1

@@ -75,9 +75,9 @@ def setup(ctx):
     rng = cp.random.default_rng(3)
     x = rng.standard_normal((TOKENS, HIDDEN), dtype=cp.float32)
     gamma, beta = cp.ones(HIDDEN, cp.float32), cp.zeros(HIDDEN, cp.float32)
-    w1 = rng.standard_normal((HIDDEN, FF), dtype=cp.float32) / np.sqrt(HIDDEN)
-    w2 = rng.standard_normal((FF, HIDDEN), dtype=cp.float32) / np.sqrt(FF)
-    ws = rng.standard_normal((HIDDEN, HIDDEN), dtype=cp.float32) / np.sqrt(HIDDEN)
+    w1 = rng.standard_normal((HIDDEN, FF), dtype=cp.float32) * HIDDEN**-0.5  # Python floats keep float32
+    w2 = rng.standard_normal((FF, HIDDEN), dtype=cp.float32) * FF**-0.5
+    ws = rng.standard_normal((HIDDEN, HIDDEN), dtype=cp.float32) * HIDDEN**-0.5
     h, o, s, y = (cp.empty((TOKENS, HIDDEN), cp.float32) for _ in range(4))
     u, v = cp.empty((TOKENS, FF), cp.float32), cp.empty((TOKENS, FF), cp.float32)
     yt = cp.empty((HIDDEN, TOKENS), cp.float32)

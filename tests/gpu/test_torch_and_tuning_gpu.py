@@ -234,7 +234,11 @@ def test_kill_9_of_the_workload_child_mid_run_is_named_and_the_database_is_whole
                     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
                 except OSError:
                     continue
-                if b"graphscope.workload.child" in cmdline and int(pid) != process.pid:
+                try:
+                    parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    continue
+                if b"graphscope.workload.child" in cmdline and parent == process.pid:
                     child = int(pid)
         time.sleep(0.5)
     assert child is not None
