@@ -153,11 +153,11 @@ def _kernels(a: Side, b: Side | None) -> list[dict[str, Any]]:
     for x, y in sorted(pairs, key=lambda p: (p[0].order if p[0] else 10**12, p[1].order if p[1] else 0)):
         first = x or y
         row: dict[str, Any] = {
-            "key": f"{first.identity}:{'x'.join(map(str, first.grid))}:{'x'.join(map(str, first.block))}",
+            "key": f"{'x'.join(map(str, first.grid))}/{'x'.join(map(str, first.block))} {first.full_name}",
             "name": first.name,
             "full_name": first.full_name,
-            "a": x.to_json(a.step_count) if x else None,
-            "b": y.to_json(b.step_count) if y and b is not None else None,
+            "a": x.to_json(a.kernel_step_count) if x else None,
+            "b": y.to_json(b.kernel_step_count) if y and b is not None else None,
         }
         row["status"], row["ratio"] = _status(x, y, b is not None)
         rows.append(row)

@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from graphscope.core.errors import BadInputError
+from graphscope.core.symbols import elide
 from graphscope.core.units import format_ns
 from graphscope.report import svg
 
 FORMATS = (".html", ".md", ".json", ".csv")
+TABLE_NAME = 48  # characters of a kernel name in a table cell (the full name: HTML tooltip, JSON, CSV)
 METRIC_NAMES = {
     "wall_ns": "end to end per step",
     "gpu_busy_ns": "GPU busy per step",
@@ -84,6 +86,12 @@ def _config(side: dict[str, Any] | None) -> str:
     return f"{'x'.join(map(str, side['grid']))} / {'x'.join(map(str, side['block']))}"
 
 
+def _scope(side: dict[str, Any]) -> str:
+    if side["scope"]:
+        return side["scope"]
+    return {"run": "measured repetitions", "tuning": "trials"}.get(side["kind"], "whole trace")
+
+
 def kernel_rows(report: dict[str, Any]) -> list[dict[str, str]]:
     out = []
     for k in report["kernels"]:
@@ -91,7 +99,7 @@ def kernel_rows(report: dict[str, Any]) -> list[dict[str, str]]:
         out.append(
             {
                 "status": k["status"],
-                "kernel": k["name"],
+                "kernel": elide(k["name"], TABLE_NAME),
                 "a per step": f"{a['per_step']:g}" if a else "-",
                 "a median": format_ns(a["median_ns"]) if a else "-",
                 "a grid / block": _config(a),
@@ -110,7 +118,7 @@ def to_markdown(report: dict[str, Any]) -> str:
     lines = [f"## {report['title']}", ""]
     for name, side in (("A", a), ("B", b)):
         if side:
-            scope = f", scope {side['scope']}" if side["scope"] else ""
+            scope = f", {_scope(side)}"
             lines.append(
                 f"- **{name}**: {side['label']} ({side['kind']} `{side['source']}`{scope}, {side['steps']} steps)"
             )

@@ -36,7 +36,7 @@ EXCERPT_EVENTS = 4000
 class KernelRow:
     """One kernel identity + launch configuration on one side."""
 
-    identity: int
+    identity: str  # the full mangled (else demangled) name: symbol ids differ from one export to another
     name: str
     full_name: str
     grid: tuple[int, int, int]
@@ -46,6 +46,7 @@ class KernelRow:
     durations: np.ndarray
 
     def to_json(self, steps: int) -> dict[str, Any]:
+        """`steps`: how many steps the kernels were counted over (the side's, or its trace's)."""
         stats = describe(self.durations)
         return {
             "count": self.count,
@@ -75,10 +76,15 @@ class Side:
     excerpt: dict[str, Any] | None = None  # a timeline excerpt of the first step
     dag: dict[str, Any] | None = None  # graph nodes by time share, when the trace traced them
     notes: list[str] = field(default_factory=list)
+    kernel_steps: int | None = None  # steps the kernel counts cover, when they come from another source
 
     @property
     def step_count(self) -> int:
         return len(self.steps["wall_ns"])
+
+    @property
+    def kernel_step_count(self) -> int:
+        return self.kernel_steps if self.kernel_steps is not None else self.step_count
 
 
 def trace_side(trace: Trace, analysis: TraceAnalysis, scope: Scope | None, label: str) -> Side:
@@ -168,7 +174,7 @@ def _kernel_rows(trace: Trace, rows: np.ndarray) -> list[KernelRow]:
         full = trace.symbols.name(int(unique[g][0]))
         result.append(
             KernelRow(
-                identity=int(unique[g][0]),
+                identity=full,
                 name=elide(trace.symbols.name(int(kernels.short_name[row])), 120),
                 full_name=elide(full),
                 grid=tuple(int(v) for v in unique[g][1:4]),
@@ -262,5 +268,6 @@ def run_side(run: dict[str, Any], mode: str, samples: list[dict[str, Any]], trac
     if trace is not None:
         side.kernels, side.excerpt, side.dag = trace.kernels, trace.excerpt, trace.dag
         side.latency_ns, side.duration_ns, side.summary = trace.latency_ns, trace.duration_ns, trace.summary
+        side.kernel_steps = trace.step_count  # the profiled repetitions, not the measured ones
         side.notes.append(f"kernels, timeline and graph from its Nsight Systems trace {trace.source}")
     return side

@@ -19,7 +19,9 @@ def render_dag(dag: dict[str, Any], title: str) -> str:
         kinds[node["type"]] = kinds.get(node["type"], 0) + 1
     tunable = sum(1 for n in nodes if n.get("site"))
     lines = [
-        f"{title}: graph {dag.get('graph_id')}, {len(nodes)} nodes "
+        f"{title}: "
+        + (f"graph {dag['graph_id']}, " if dag.get("graph_id") is not None else "")
+        + f"{len(nodes)} nodes "
         f"({', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))}), "
         + (f"{len(dag['edges'])} edges" if dag["edges_known"] else "edges unknown")
         + f", {tunable} tunable launch sites"

@@ -236,3 +236,25 @@ def test_perfetto_export_counts(tmp_path):
     assert sum(e["ph"] == "s" for e in events) >= 4000  # eager launches and graph launches
     names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     assert "stream 13" in names
+
+
+def test_kernels_of_two_files_match_by_name_not_by_their_files_string_ids(tmp_path):
+    """Each export numbers its strings its own way: the same kernel must still be one row."""
+    from tests import mutations
+
+    shifted = tmp_path / "shifted.sqlite"
+    shutil.copy(H200_NODE, shifted)
+    conn = sqlite3.connect(shifted)
+    conn.execute("INSERT INTO StringIds (id, value) VALUES (100000, 'padding')")  # new ids for everything below
+    mutations.shift_string_ids(7).apply(conn)
+    for table, columns in (
+        ("CUPTI_ACTIVITY_KIND_KERNEL", ("shortName", "demangledName", "mangledName")),
+        ("CUPTI_ACTIVITY_KIND_RUNTIME", ("nameId",)),
+    ):
+        for column in columns:
+            conn.execute(f"UPDATE {table} SET {column} = {column} + 7 WHERE {column} IS NOT NULL")
+    conn.commit()
+    conn.close()
+    data = report(tmp_path, str(H200_NODE), str(shifted), "--a", "nvtx:eager_*", "--b", "nvtx:eager_*")
+    (vec_add,) = data["kernels"]
+    assert vec_add["name"] == "vec_add" and vec_add["status"] == "same" and vec_add["a"] and vec_add["b"]
