@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,10 @@ from graphscope.core.table import Table
 from graphscope.graph.from_trace import dags_from_trace
 from graphscope.graph.model import Dag
 from graphscope.trace import Trace, load_trace, schema
+from graphscope.trace.database import ExportDatabase
+from graphscope.trace.nsysrep import export_to_sqlite
 from graphscope.trace.schema import ApiKind
+from graphscope.trace.window import Window, memory_budget_events, plan_window
 
 ALIGN_FOCUS = "<focus>"
 FOCUS_SPARSENESS = 0.5  # the first view leaves out stretches under half the trace's average event density
@@ -44,6 +48,7 @@ class TraceDocument:
     dags: list[Dag]  # one per executed graph (node trace mode); edges unknown
     default_scope: Scope | None  # graphscope's measured repetitions, when the trace is a run's
     focus: tuple[int, int]  # trace time (ns) of the window the first view shows
+    window: Window | None = None  # the part of a file too large to hold whole that was read
     _identity: np.ndarray | None = None
 
     @property
@@ -86,6 +91,8 @@ def open_document(
     cancel: CancelToken | None = None,
     align_to: str | None = None,
     panels: bool = True,
+    window_start: int | None = None,
+    max_events: int | None = None,
 ) -> TraceDocument:
     """Load, analyse and lay out a trace; progress runs 0..1 across all of it.
 
@@ -94,8 +101,15 @@ def open_document(
     the activity the first view shows; otherwise the start of the trace.
     Without `panels`, only what the timeline draws is made: `finish_document` adds the summary, the
     kernel table and the DAGs (the window shows the lanes first and fills the panels in after).
+    A file with more events than this machine's memory holds (`max_events`, by default from
+    trace/window.py's budget) is read a time window at a time, from `window_start`.
     """
-    trace = load_trace(path, lambda f, m: progress(0.7 * f, m), cancel, columns=schema.TIMELINE_COLUMNS)
+    path = Path(path)
+    if path.suffix == ".nsys-rep":
+        path = export_to_sqlite(path, progress, cancel)
+    with ExportDatabase(path) as db:
+        window = plan_window(db, max_events or memory_budget_events(), window_start)
+    trace = load_trace(path, lambda f, m: progress(0.7 * f, m), cancel, schema.TIMELINE_COLUMNS, window)
     progress(0.75, "analysing launches")
     analysis = analyze(trace)
     if cancel is not None:
@@ -105,7 +119,7 @@ def open_document(
     focus = (default_scope.first, default_scope.last) if default_scope else activity_window(trace, analysis)
     origin = focus[0] if align_to == ALIGN_FOCUS else nvtx_start(trace, align_to) if align_to else None
     layout = build_layout(trace, analysis.graphs, origin, analysis.nodes)
-    document = TraceDocument(trace, analysis, None, layout, [], default_scope, focus)
+    document = TraceDocument(trace, analysis, None, layout, [], default_scope, focus, window)
     if panels:
         finish_document(document)
     progress(1.0, "ready")

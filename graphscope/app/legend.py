@@ -41,12 +41,32 @@ def legend_html() -> str:
 
 
 def scope_banner(view, document) -> str:
-    """The always-visible line above the timeline: what Summary, Kernels and Histograms describe."""
+    """The always-visible line above the timeline: what Summary, Kernels and Histograms describe (and,
+    for a file too large to hold whole, which window of it is loaded)."""
     scope = view.scope
     origin = document.layout.origin
+    window = _window(document)
     if scope is None:
-        return "Scope: <b>the whole trace</b> · drag along the time axis or click an NVTX range to scope the panels"
+        whole = "the whole window" if document.window else "the whole trace"
+        return f"{window}Scope: <b>{whole}</b> · drag along the time axis or click an NVTX range to scope the panels"
     where = f"{format_ns(scope.first - origin)} to {format_ns(scope.last - origin)}"
     back = "the whole trace" if document.default_scope is None else "the default scope"
     clear = "" if scope is document.default_scope else f" · <a href='clear'>Backspace: back to {back}</a>"
-    return f"Scope: <b>{html.escape(scope.label)}</b> · {where}{clear}"
+    return f"{window}Scope: <b>{html.escape(scope.label)}</b> · {where}{clear}"
+
+
+def _window(document) -> str:
+    window = document.window
+    if window is None:
+        return ""
+    span = window.last - window.first
+    links = []
+    if window.start > window.first:
+        links.append("<a href='previous'>◂ previous (Ctrl+[)</a>")
+    if window.end <= window.last:
+        links.append("<a href='next'>next window ▸ (Ctrl+])</a>")
+    return (
+        f"<b>Window</b> {format_ns(window.start - window.first)} to {format_ns(window.end - window.first)} of "
+        f"{format_ns(span)}: {window.events:,} of {window.total:,} events (the file does not fit in memory) "
+        f"{' '.join(links)}<br>"
+    )

@@ -95,7 +95,7 @@ class MainWindow(QMainWindow):
         self.scope_banner = QLabel()
         self.scope_banner.setObjectName("scope")
         self.scope_banner.setTextFormat(Qt.TextFormat.RichText)
-        self.scope_banner.linkActivated.connect(lambda _link: self.set_scope(None))
+        self.scope_banner.linkActivated.connect(self._on_banner_link)
         central = QWidget()
         column = QVBoxLayout(central)
         column.setContentsMargins(0, 0, 0, 0)
@@ -191,6 +191,8 @@ class MainWindow(QMainWindow):
         self._action(view, "&Fit the activity", self.timeline.fit_focus, "F")
         self._action(view, "Fit the &whole process", self.timeline.fit_all, "Shift+F")
         self._action(view, "&Clear the scope", lambda: self.set_scope(None), "Backspace")
+        self._action(view, "&Next window of a large file", lambda: self.open_window(+1), "Ctrl+]")
+        self._action(view, "&Previous window of a large file", lambda: self.open_window(-1), "Ctrl+[")
         self._action(view, "&Zoom to selection", self.timeline.zoom_to_selection, "Z")
         self.gaps_action = self._action(view, "Show idle &gaps", self.timeline.set_gaps_visible, "G", True)
         view.addSeparator()
@@ -249,16 +251,17 @@ class MainWindow(QMainWindow):
         if path:
             self.open_path(Path(path))
 
-    def open_path(self, path: Path, early: Future | None = None) -> None:
+    def open_path(self, path: Path, early: Future | None = None, window_start: int | None = None) -> None:
         """Load in the background; the current trace stays until the new one is ready.
 
         `early`: the same document already being opened on another thread (the first file at start-up).
+        `window_start`: for a file too large to hold whole, where the window to read begins.
         """
         self.cancel_loading()
         if early is not None:
             self.task = Task(lambda progress, cancel: early.result())
         else:
-            self.task = Task(open_document, Path(path), panels=False)
+            self.task = Task(open_document, Path(path), panels=False, window_start=window_start)
         self.task.signals.progressed.connect(self._on_progress)
         self.task.signals.finished.connect(lambda document, p=Path(path): self._on_loaded(p, document))
         self.task.signals.failed.connect(lambda message, p=Path(path): self._on_failed(p, message))
@@ -319,7 +322,28 @@ class MainWindow(QMainWindow):
         self.preload = start(Task(load_remaining_columns, document.trace))  # details and exports need them
         self.loaded.emit(document)
 
-    # -- scope ----------------------------------------------------------------------------------
+    # -- windows of files too large to hold, and the scope -------------------------------------
+
+    def _on_banner_link(self, link: str) -> None:
+        if link == "clear":
+            self.set_scope(None)
+        elif link in ("next", "previous"):
+            self.open_window(+1 if link == "next" else -1)
+
+    def open_window(self, direction: int) -> None:
+        """The next (or previous) window of a file too large to hold whole."""
+        window = self.document.window if self.document is not None else None
+        if window is None:
+            self.status_label.setText("the whole file is loaded: there is no other window")
+            return
+        if direction > 0 and window.end > window.last:
+            self.status_label.setText("this is the last window of the file")
+            return
+        if direction < 0 and window.start <= window.first:
+            self.status_label.setText("this is the first window of the file")
+            return
+        start = window.end if direction > 0 else max(window.first, window.start - (window.end - window.start))
+        self.open_path(Path(self.document.trace.path), window_start=start)
 
     def set_scope(self, scope: Scope | None) -> None:
         """Scope Summary, Kernels, Histograms and the verdict to some windows (None: back to the default)."""

@@ -50,31 +50,38 @@ class TableRead:
     warnings: list[str] = field(default_factory=list)
 
 
-def plan_chunks(db: ExportDatabase, table: str, threads: int) -> tuple[int, list[Chunk]]:
-    """(row count, chunks) for a table: enough chunks to keep every thread busy, none over CHUNK_ROWS."""
-    count = db.row_count(table)
+def plan_chunks(
+    db: ExportDatabase, table: str, threads: int, rowids: tuple[int, int] | None = None
+) -> tuple[int, list[Chunk]]:
+    """(row count, chunks) for a table, or for its rows with rowid in [low, high) (a window of the file):
+    enough chunks to keep every thread busy, none over CHUNK_ROWS."""
     alias = db.rowid_alias(table)
+    name = quoted(table)
+    bounded = ""
+    if rowids is not None and alias is not None:
+        bounded = f"{alias} >= {int(rowids[0])} AND {alias} < {int(rowids[1])}"
+    where = f" WHERE {bounded}" if bounded else ""
+    count = int(db.query(f"SELECT count(*) FROM {name}{where}")[0][0])
     size = max(MIN_CHUNK_ROWS, min(CHUNK_ROWS, math.ceil(count / threads))) if count else 1
     if count == 0:
         return 0, []
     if alias is None or count <= size:
-        return count, [Chunk("", 0, count)]
-    name = quoted(table)
-    first = db.query(f"SELECT {alias} FROM {name} ORDER BY {alias} LIMIT 1")[0][0]
-    last = db.query(f"SELECT {alias} FROM {name} ORDER BY {alias} DESC LIMIT 1")[0][0]
+        return count, [Chunk(bounded, 0, count)]
+    first = db.query(f"SELECT {alias} FROM {name}{where} ORDER BY {alias} LIMIT 1")[0][0]
+    last = db.query(f"SELECT {alias} FROM {name}{where} ORDER BY {alias} DESC LIMIT 1")[0][0]
     if last - first + 1 == count:  # dense rowids: ranges by arithmetic
         starts = list(range(first, last + 1, size))
     else:  # gaps: every size-th rowid, found in one scan of the rowids
         rows = db.query(
-            f"SELECT r FROM (SELECT {alias} AS r, row_number() OVER (ORDER BY {alias}) AS n FROM {name}) "
+            f"SELECT r FROM (SELECT {alias} AS r, row_number() OVER (ORDER BY {alias}) AS n FROM {name}{where}) "
             f"WHERE (n - 1) % {size} = 0"
         )
         starts = [int(r[0]) for r in rows]
     chunks = []
     for i, low in enumerate(starts):
         rows_here = min(size, count - i * size)
-        high = f" AND {alias} < {starts[i + 1]}" if i + 1 < len(starts) else ""
-        chunks.append(Chunk(f"{alias} >= {low}{high}", i * size, rows_here))
+        high = starts[i + 1] if i + 1 < len(starts) else last + 1
+        chunks.append(Chunk(f"{alias} >= {low} AND {alias} < {high}", i * size, rows_here))
     return count, chunks
 
 
@@ -97,17 +104,19 @@ def read_tables(
     cancel: CancelToken | None = None,
     progress: ProgressCallback = no_progress,
     threads: int | None = None,
+    rowids: Mapping[str, tuple[int, int]] | None = None,
 ) -> dict[str, TableRead]:
     """Read the requested columns of several tables at once: {key: (table or None, specs)}.
 
-    Columns absent from a table (or an absent table) are filled with their spec's default.
+    Columns absent from a table (or an absent table) are filled with their spec's default. `rowids`
+    limits some tables ({key: (low, high)}) to a window of the file.
     """
     threads = threads or read_threads()
     jobs: list[tuple[str, Chunk]] = []
     results: dict[str, TableRead] = {}
     sources: dict[str, dict[str, str | None]] = {}
     for key, (table, specs) in requests.items():
-        count, chunks = plan_chunks(db, table, threads) if table else (0, [])
+        count, chunks = plan_chunks(db, table, threads, (rowids or {}).get(key)) if table else (0, [])
         sources[key] = resolve_sources(db, table, specs) if table else {}
         columns = {}  # chunks fill the columns they read; absent ones hold their default
         for name, spec in specs.items():

@@ -44,6 +44,7 @@ class ExportInfo:
     lacks: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     backtrace_duplicates: int = 0
+    window: dict[str, int] | None = None  # set when only a time window of the file was read
 
 
 @dataclass

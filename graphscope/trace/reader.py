@@ -17,10 +17,12 @@ from graphscope.core.errors import NotAnExportError, UnsupportedSchemaError
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.symbols import SymbolTable, elide
 from graphscope.core.table import Deferred, Table
+from graphscope.core.units import format_ns
 from graphscope.trace import entities, metadata, schema
 from graphscope.trace.bulk import import_in_background, read_tables
 from graphscope.trace.database import ColumnSpec, ExportDatabase, as_int, quoted
 from graphscope.trace.model import Trace
+from graphscope.trace.window import Window, rowid_ranges
 
 _MAX_STRING_ID_SLACK = 1 << 20
 _MAX_STRING = 1 << 16  # no real name is this long; a damaged or hostile file's would flood every view
@@ -45,10 +47,12 @@ def load_trace(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
     columns: Columns = None,
+    window: Window | None = None,
 ) -> Trace:
     """Read an export; raise a `GraphscopeError` with a one-line reason if it is unusable.
 
     `columns` adds columns to read up front ({"kernels": ("name",)}), or "all" reads every column.
+    `window` reads only the activity inside a time window (trace/window.py: files too large to hold).
     Damaged-but-readable content (dangling string ids, negative durations, wrongly typed values, rowid
     gaps) is loaded and described in `trace.info.warnings`.
     """
@@ -60,7 +64,7 @@ def load_trace(
     progress(0.0, f"opening {path.name}")
     import_in_background()
     with ExportDatabase(path) as db:
-        return _load(db, progress, cancel, columns)
+        return _load(db, progress, cancel, columns, window)
 
 
 def _eager_names(key: str, columns: Columns) -> set[str]:
@@ -90,7 +94,13 @@ def _check_required(db: ExportDatabase, key: str, table: str) -> None:
         raise UnsupportedSchemaError(f"{db.path}: table {table} lacks required column(s) {', '.join(missing)}")
 
 
-def _load(db: ExportDatabase, progress: ProgressCallback, cancel: CancelToken | None, columns: Columns) -> Trace:
+def _load(
+    db: ExportDatabase,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+    columns: Columns,
+    window: Window | None = None,
+) -> Trace:
     if not any(db.resolve_table(t) for t in (schema.RUNTIME, schema.KERNEL, schema.NVTX, "StringIds")):
         raise NotAnExportError(
             f"{db.path}: an SQLite database, but not an Nsight Systems export (no StringIds, CUDA or NVTX tables)"
@@ -104,7 +114,15 @@ def _load(db: ExportDatabase, progress: ProgressCallback, cancel: CancelToken | 
             _check_required(db, key, table)
     eager = {key: _eager_names(key, columns) for key in TABLES}
     requests = {key: (tables[key], {n: s for n, s in TABLES[key][1].items() if n in eager[key]}) for key in TABLES}
-    reads = read_tables(db, requests, cancel, lambda f, m: progress(0.05 + 0.8 * f, m))
+    rowids = rowid_ranges(db, window) if window is not None else None
+    if window is not None:
+        info.window = window.to_json()
+        info.warnings.append(
+            f"read a window of the file: {window.events:,} of its {window.total:,} events, from "
+            f"{format_ns(window.start - window.first)} to {format_ns(window.end - window.first)} of "
+            f"{format_ns(window.last - window.first)} (the whole file does not fit in memory here)"
+        )
+    reads = read_tables(db, requests, cancel, lambda f, m: progress(0.05 + 0.8 * f, m), rowids=rowids)
     raw = {key: read.columns for key, read in reads.items()}
     for read in reads.values():
         info.warnings.extend(w for w in read.warnings if w not in info.warnings)
@@ -138,7 +156,10 @@ def _load(db: ExportDatabase, progress: ProgressCallback, cancel: CancelToken | 
         else:
             columns["process"] = entities.index_of(processes.key, entities.process_key(columns.pop("global_pid")))
         later = {n: s for n, s in TABLES[key][1].items() if n not in eager[key]}
-        deferred = _deferred(db.path, key, tables[key], later, keep[key], order[key], info.warnings) if later else None
+        limit = (rowids or {}).get(key)
+        deferred = (
+            _deferred(db.path, key, tables[key], later, keep[key], order[key], info.warnings, limit) if later else None
+        )
         result[key] = Table(columns, deferred)
 
     trace = Trace(
@@ -164,12 +185,13 @@ def _deferred(
     keep: np.ndarray | None,
     order: np.ndarray | None,
     warnings: list[str],
+    rowids: tuple[int, int] | None = None,
 ) -> Deferred:
     """Columns read on first use, in one pass, filtered and ordered as the eager ones were."""
 
     def load() -> dict[str, np.ndarray]:
         with ExportDatabase(path) as db:
-            read = read_tables(db, {key: (table, specs)})[key]
+            read = read_tables(db, {key: (table, specs)}, rowids={key: rowids} if rowids else None)[key]
         warnings.extend(w for w in read.warnings if w not in warnings)
         columns = read.columns
         if keep is not None:

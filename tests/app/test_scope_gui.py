@@ -80,3 +80,19 @@ def test_a_real_mouse_drag_on_the_axis_scopes(window, open_trace, qtbot):
     (x0, x1), _ = timeline.view.viewRange()
     window_start, window_end = timeline.scope_item.windows[0]
     assert x0 < window_start < window_end < x1  # the view did not pan: the drag made a scope
+
+
+def test_a_file_larger_than_memory_opens_a_window_at_a_time(window, qtbot, monkeypatch):
+    from graphscope.trace import window as windows
+
+    monkeypatch.setattr(windows, "memory_budget_events", lambda: 3000)  # as if this file did not fit
+    monkeypatch.setattr("graphscope.app.document.memory_budget_events", lambda: 3000)
+    with qtbot.waitSignal(window.loaded, timeout=30_000):
+        window.open_path(H200_NODE)
+    first = window.document.window
+    assert first is not None and first.events <= 3000 and "next window" in window.scope_banner.text()
+    assert len(window.document.trace.kernels) + len(window.document.trace.api) <= 3000
+    with qtbot.waitSignal(window.loaded, timeout=30_000):
+        window.open_window(+1)
+    second = window.document.window
+    assert second.start == first.end and "previous" in window.scope_banner.text()
