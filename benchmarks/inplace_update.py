@@ -76,26 +76,26 @@ def main() -> None:
     results["fresh"] = replay_ms(capture())
     for k in (1, 10, 100, 1000):
         graph = capture()
-        live = LiveGraph(graph, sites)
+        live = LiveGraph(int(graph.graph), int(graph.graphExec), sites)
         step_between = max(LAUNCHES // k, 1)
-        changes = {i: ((256, 1, 1), (64, 1, 1)) for i in range(0, LAUNCHES, step_between)[:k]}
+        changes = {i: ((256, 1, 1), (64, 1, 1), 0) for i in range(0, LAUNCHES, step_between)[:k]}
         cost = live.apply(changes)["apply_ns"]
         results[f"same values set on {k} nodes"] = replay_ms(graph)
         results[f"apply cost {k} nodes (ms)"] = cost / 1e6
     for k in (1, 10, 100):  # changed dimensions on k nodes: is the penalty per node or per graph?
         graph = capture()
-        live = LiveGraph(graph, sites)
-        live.apply({i: ((128, 1, 1), (128, 1, 1)) for i in range(0, LAUNCHES, LAUNCHES // k)[:k]})
+        live = LiveGraph(int(graph.graph), int(graph.graphExec), sites)
+        live.apply({i: ((128, 1, 1), (128, 1, 1), 0) for i in range(0, LAUNCHES, LAUNCHES // k)[:k]})
         results[f"block 128 on {k} nodes (in place)"] = replay_ms(graph)
     graph = capture()
-    live = LiveGraph(graph, sites)
-    live.apply({0: ((256, 1, 1), (65, 1, 1))})
+    live = LiveGraph(int(graph.graph), int(graph.graphExec), sites)
+    live.apply({0: ((256, 1, 1), (65, 1, 1), 0)})
     results["grid 65 instead of 64 on 1 node, same block"] = replay_ms(graph)
     graph = capture()
-    live = LiveGraph(graph, sites)
-    live.apply({i: ((128, 1, 1), (128, 1, 1)) for i in range(LAUNCHES)})
+    live = LiveGraph(int(graph.graph), int(graph.graphExec), sites)
+    live.apply({i: ((128, 1, 1), (128, 1, 1), 0) for i in range(LAUNCHES)})
     results["block 128 on all nodes (in place)"] = replay_ms(graph)
-    live.apply({i: ((256, 1, 1), (64, 1, 1)) for i in range(LAUNCHES)})
+    live.apply({i: ((256, 1, 1), (64, 1, 1), 0) for i in range(LAUNCHES)})
     results["restored to 256 (in place)"] = replay_ms(graph)
     graph.upload(stream)
     stream.synchronize()
