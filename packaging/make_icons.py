@@ -1,6 +1,6 @@
 """Render assets/icons/graphscope.svg to the PNG sizes a desktop icon theme wants.
 
-    QT_QPA_PLATFORM=offscreen python packaging/make_icons.py
+QT_QPA_PLATFORM=offscreen python packaging/make_icons.py
 """
 
 from __future__ import annotations

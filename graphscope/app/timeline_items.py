@@ -66,7 +66,18 @@ class TimelineViewBox(pg.ViewBox):
         super().wheelEvent(event, axis=0)
 
 
-class ScopeItem(pg.GraphicsObject):
+class ViewSpanning(pg.GraphicsObject):
+    """An item that covers whatever the view shows (it draws only the visible part)."""
+
+    def boundingRect(self) -> QRectF:
+        view = self.getViewBox()
+        if view is None:
+            return QRectF()
+        (x0, x1), (y0, y1) = view.viewRange()
+        return QRectF(x0, y0, x1 - x0, y1 - y0)
+
+
+class ScopeItem(ViewSpanning):
     """The scope's windows shaded across every lane, and the window being dragged on the time axis."""
 
     BRUSH = QBrush(QColor(66, 133, 244, 28))
@@ -93,13 +104,6 @@ class ScopeItem(pg.GraphicsObject):
         self.prepareGeometryChange()
         self.update()
 
-    def boundingRect(self) -> QRectF:
-        view = self.getViewBox()
-        if view is None:
-            return QRectF()
-        (x0, x1), (y0, y1) = view.viewRange()
-        return QRectF(x0, y0, x1 - x0, y1 - y0)
-
     def paint(self, painter: QPainter, option, widget=None) -> None:
         view = self.getViewBox()
         if view is None or not (self.windows or self.preview):
@@ -116,7 +120,7 @@ class ScopeItem(pg.GraphicsObject):
             painter.drawRect(QRectF(start, y0, end - start, y1 - y0))
 
 
-class GridItem(pg.GraphicsObject):
+class GridItem(ViewSpanning):
     """Vertical lines at the time axis' major ticks, in an opaque light grey.
 
     pyqtgraph's own grid (semi-transparent lines across the plot) cost ~18 ms a frame here.
@@ -129,13 +133,6 @@ class GridItem(pg.GraphicsObject):
         self.axis = axis
         self.PEN.setCosmetic(True)
         self.setZValue(-10)
-
-    def boundingRect(self) -> QRectF:
-        view = self.getViewBox()
-        if view is None:
-            return QRectF()
-        (x0, x1), (y0, y1) = view.viewRange()
-        return QRectF(x0, y0, x1 - x0, y1 - y0)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         view = self.getViewBox()

@@ -40,7 +40,8 @@ def banded(streams: list[int]) -> list[tuple[float, float]]:
     return positions
 
 
-def _longest_path(count: int, edges: list[tuple[int, int]]) -> list[tuple[float, float]]:
+def longest_path_layers(count: int, edges: list[tuple[int, int]]) -> list[int]:
+    """The longest-path depth of each node: its column in a left-to-right drawing."""
     depth, incoming, children = [0] * count, [0] * count, {}
     for a, b in edges:
         children.setdefault(a, []).append(b)
@@ -53,6 +54,11 @@ def _longest_path(count: int, edges: list[tuple[int, int]]) -> list[tuple[float,
             incoming[child] -= 1
             if incoming[child] == 0:
                 ready.append(child)
+    return depth
+
+
+def _longest_path(count: int, edges: list[tuple[int, int]]) -> list[tuple[float, float]]:
+    depth = longest_path_layers(count, edges)
     rows: dict[int, int] = {}
     positions = []
     for node in range(count):

@@ -6,9 +6,10 @@ Built from a live captured graph (graph/live.py, in the workload child) or from 
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
+
+from graphscope.graph.layout import longest_path_layers
 
 NODE_TYPES = (
     "kernel",
@@ -114,21 +115,7 @@ class Dag:
 
     def layers(self) -> list[int]:
         """Longest-path depth of every node (its column in a left-to-right layout)."""
-        depth = [0] * len(self.nodes)
-        children: dict[int, list[int]] = {}
-        incoming = [0] * len(self.nodes)
-        for a, b in self.edges:
-            children.setdefault(a, []).append(b)
-            incoming[b] += 1
-        ready = deque(i for i, count in enumerate(incoming) if count == 0)
-        while ready:
-            node = ready.popleft()
-            for child in children.get(node, ()):
-                depth[child] = max(depth[child], depth[node] + 1)
-                incoming[child] -= 1
-                if incoming[child] == 0:
-                    ready.append(child)
-        return depth
+        return longest_path_layers(len(self.nodes), self.edges)
 
     def chains(self) -> list[list[int]]:
         """Maximal runs of nodes joined one-to-one (a->b where a has one child and b one parent)."""
