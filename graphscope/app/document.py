@@ -166,8 +166,9 @@ def activity_window(trace: Trace, analysis: TraceAnalysis) -> tuple[int, int]:
     starts.sort(kind="stable")  # two sorted runs: a merge
     if len(starts) < 20 or starts[-1] <= starts[0]:
         return trace.span()
-    spacing = (starts[-1] - starts[0]) / (len(starts) - 1)
-    value = np.arange(len(starts)) - FOCUS_SPARSENESS * (starts - starts[0]) / spacing
+    offsets = starts.astype(np.float64) - float(starts[0])  # floats: a damaged file may span all int64
+    spacing = offsets[-1] / (len(starts) - 1)
+    value = np.arange(len(starts)) - FOCUS_SPARSENESS * offsets / spacing
     lowest = np.minimum.accumulate(value)
     last = int(np.argmax(value - lowest))
     first = int(np.flatnonzero(value[: last + 1] == lowest[last])[0])

@@ -1,0 +1,59 @@
+"""The first view fits the activity: dense launches and GPU work, not sparse start-up."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from graphscope.app.document import activity_window, open_document
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def fake(starts: np.ndarray, span: tuple[int, int]):
+    """A trace and analysis holding only the columns activity_window reads."""
+    starts = np.sort(np.asarray(starts, dtype=np.int64))
+    api = SimpleNamespace(start=starts, end=starts + 1)
+    trace = SimpleNamespace(api=api, span=lambda: span)
+    work = SimpleNamespace(start=np.zeros(0, np.int64), end=np.zeros(0, np.int64))
+    analysis = SimpleNamespace(launches=SimpleNamespace(rows=np.arange(len(starts))), work=work)
+    return trace, analysis
+
+
+def test_start_up_is_left_out_of_the_first_view():
+    document = open_document(DATA / "h200_seed_vecadd_node.sqlite", panels=False)
+    low, high = document.focus
+    first, last = document.trace.span()
+    assert (high - low) < 0.15 * (last - first)  # module loading and set-up copies dwarf the steps
+    analysis = document.analysis
+    starts = np.concatenate([document.trace.api.start[analysis.launches.rows], analysis.work.start])
+    assert ((starts >= low) & (starts <= high)).mean() > 0.99  # yet nearly every launch is in view
+
+
+def test_a_trace_dense_throughout_is_shown_whole():
+    starts = np.arange(0, 1_000_000, 1000)
+    trace, analysis = fake(starts, (0, 1_000_000))
+    low, high = activity_window(trace, analysis)
+    assert low == 0 and high >= 999_000
+
+
+def test_a_dense_burst_after_sparse_set_up_is_what_is_shown():
+    sparse = np.arange(0, 10_000_000, 500_000)  # 20 set-up calls over 10 ms
+    burst = np.arange(10_000_000, 10_100_000, 100)  # 1000 launches in 0.1 ms
+    trace, analysis = fake(np.concatenate([sparse, burst]), (0, 10_100_000))
+    low, high = activity_window(trace, analysis)
+    assert low >= 9_500_000 and high >= 10_099_900
+
+
+@pytest.mark.parametrize("extreme", [np.iinfo(np.int64).min + 1, 0])
+def test_timestamps_spanning_all_of_int64_do_not_overflow(extreme):
+    starts = np.concatenate([[extreme], np.arange(100), [np.iinfo(np.int64).max - 1]])
+    trace, analysis = fake(starts, (int(starts.min()), int(starts.max())))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        low, high = activity_window(trace, analysis)
+    assert low <= high
