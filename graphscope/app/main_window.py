@@ -12,7 +12,6 @@ import numpy as np
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox,
     QDockWidget,
     QFileDialog,
     QLabel,
@@ -29,7 +28,6 @@ from PySide6.QtWidgets import (
 from graphscope import __version__
 from graphscope.analysis.scope import Scope
 from graphscope.app.compare import CompareWindow
-from graphscope.app.dag_view import DagView
 from graphscope.app.describe import describe, describe_nodes
 from graphscope.app.document import (
     ScopedView,
@@ -39,10 +37,12 @@ from graphscope.app.document import (
     open_document,
     scoped_view,
 )
+from graphscope.app.graph_panel import GraphPanel
 from graphscope.app.lanes_panel import LanesPanel
 from graphscope.app.layout import KERNEL, MEMCPY, MEMSET, SOURCES
 from graphscope.app.legend import legend_html, scope_banner
 from graphscope.app.panels import DetailsPanel, HistogramPanel, SummaryPanel
+from graphscope.app.recent_files import RecentFiles
 from graphscope.app.report_dialog import export_perfetto, export_report
 from graphscope.app.run_panel import RunPanel
 from graphscope.app.stats_panel import StatsPanel
@@ -52,7 +52,6 @@ from graphscope.app.workers import Task, start
 from graphscope.graph.model import Dag
 
 FIRST_FRAME_ENV = "GRAPHSCOPE_REPORT_FIRST_FRAME"
-MAX_RECENT = 10
 STATE_VERSION = 2  # bump when docks change, so an older saved layout is not applied
 EXPORT_FILTER = "Nsight Systems exports (*.sqlite *.nsys-rep);;All files (*)"
 SHORTCUTS = (
@@ -60,20 +59,6 @@ SHORTCUTS = (
     "G: idle gaps · drag the time axis: scope · Backspace: clear the scope · "
     "Esc: clear selection · Shift+wheel: scroll lanes"
 )
-
-
-def no_graph_message(mode: str | None) -> str:
-    """What the Graph view says about a trace with no graph node activity."""
-    if mode == "graph":
-        return (
-            "This trace recorded CUDA graph launches as whole graphs (--cuda-graph-trace=graph): their nodes "
-            "were not traced. Profile with --cuda-graph-trace=node to see each node, or capture the graph "
-            "live from its workload (Tune > Load live)."
-        )
-    return (
-        "This trace has no CUDA graph node activity: the program launched no CUDA graphs while it was "
-        "profiled. Tune > Load live captures a workload's step as a graph and shows its DAG."
-    )
 
 
 class MainWindow(QMainWindow):
@@ -111,9 +96,8 @@ class MainWindow(QMainWindow):
         self.stats = StatsPanel()
         self.histograms = HistogramPanel()
         self.lanes = LanesPanel()
-        self.dag_view = DagView()
-        self.dag_choice = QComboBox()
-        self.dag_source: str = "trace"  # where the shown DAG came from: "trace" or "live"
+        self.graph_panel = GraphPanel()
+        self.dag_view = self.graph_panel.dag_view
         self.run_panel = RunPanel()
         self.tune_panel = TunePanel()
         self.compare_windows: list[CompareWindow] = []
@@ -128,7 +112,6 @@ class MainWindow(QMainWindow):
         self.lanes.lane_toggled.connect(self.timeline.set_lane_hidden)
         self.lanes.group_collapsed.connect(self.timeline.set_group_collapsed)
         self.dag_view.node_selected.connect(self._on_dag_nodes)
-        self.dag_choice.currentIndexChanged.connect(self._on_dag_choice)
         self.run_panel.traces_ready.connect(self.open_comparison)
         self.tune_panel.dag_ready.connect(self.show_live_dag)
         self._restore()
@@ -151,12 +134,7 @@ class MainWindow(QMainWindow):
         self.side_tabs = right
         inspector = self._dock("Inspector", right, Qt.DockWidgetArea.RightDockWidgetArea)
         kernels = self._dock("Kernels", self.stats, Qt.DockWidgetArea.BottomDockWidgetArea)
-        graph = QWidget()
-        graph_layout = QVBoxLayout(graph)
-        graph_layout.setContentsMargins(0, 0, 0, 0)
-        graph_layout.addWidget(self.dag_choice)
-        graph_layout.addWidget(self.dag_view, 1)
-        self.graph_dock = self._dock("Graph", graph, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.graph_dock = self._dock("Graph", self.graph_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
         run = self._dock("Run", self.run_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
         tune = self._dock("Tune", self.tune_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
         for dock in (self.graph_dock, run, tune):
@@ -180,7 +158,7 @@ class MainWindow(QMainWindow):
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         self._action(file_menu, "&Open…", self.choose_file, QKeySequence.StandardKey.Open)
-        self.recent_menu = file_menu.addMenu("Open &recent")
+        self.recent = RecentFiles(self.settings, file_menu.addMenu("Open &recent"), self.open_path, self.persist)
         file_menu.addSeparator()
         self._action(file_menu, "&Compare with…", self.choose_comparison, "Ctrl+Shift+O")
         self._action(file_menu, "&Export report…", self.export_report, "Ctrl+E")
@@ -210,7 +188,6 @@ class MainWindow(QMainWindow):
                 "CUDA graph save, and how should each node be launched?",
             ),
         )
-        self._refresh_recent()
 
     def _status(self) -> None:
         self.progress = QProgressBar()
@@ -246,7 +223,8 @@ class MainWindow(QMainWindow):
     # -- opening files ------------------------------------------------------------------------
 
     def choose_file(self) -> None:
-        start_dir = str(Path(self.recent_files()[0]).parent) if self.recent_files() else ""
+        recent = self.recent.files()
+        start_dir = str(Path(recent[0]).parent) if recent else ""
         path, _ = QFileDialog.getOpenFileName(self, "Open an Nsight Systems export", start_dir, EXPORT_FILTER)
         if path:
             self.open_path(Path(path))
@@ -295,7 +273,7 @@ class MainWindow(QMainWindow):
         self.timeline.set_document(document)
         self.lanes.set_layout(document.layout, self.timeline.hidden, self.timeline.collapsed)
         self.details.show_fields("Nothing selected", [("verdict", "computing…")])
-        self._remember(path)
+        self.recent.remember(path)
         self._set_busy(
             False,
             f"{path.name}: {len(document.trace.kernels):,} kernels, "
@@ -315,7 +293,7 @@ class MainWindow(QMainWindow):
             return
         self.task = None
         self._show_view(document.view)
-        self._show_trace_dags(document)
+        self.graph_panel.show_trace_dags(document.dags, document.trace.info.graph_trace_mode)
         self.details.show_fields("Nothing selected", [("verdict", document.summary["launch"]["verdict"])])
         if self.preload is not None:
             self.preload.cancel()
@@ -394,29 +372,6 @@ class MainWindow(QMainWindow):
         if urls:
             self.open_path(Path(urls[0].toLocalFile()))
 
-    # -- recent files -------------------------------------------------------------------------
-
-    def recent_files(self) -> list[str]:
-        if not self.persist:
-            return []
-        value = self.settings.value("recent_files", [])
-        return [value] if isinstance(value, str) else list(value or [])
-
-    def _remember(self, path: Path) -> None:
-        if not self.persist:
-            return
-        text = str(path.resolve())
-        files = [text] + [f for f in self.recent_files() if f != text]
-        self.settings.setValue("recent_files", files[:MAX_RECENT])
-        self._refresh_recent()
-
-    def _refresh_recent(self) -> None:
-        self.recent_menu.clear()
-        for text in self.recent_files():
-            action = self.recent_menu.addAction(text)
-            action.triggered.connect(lambda checked=False, t=text: self.open_path(Path(t)))
-        self.recent_menu.setEnabled(bool(self.recent_files()))
-
     # -- linking panels -------------------------------------------------------------------------
 
     def _on_selected(self, source: int, row: int) -> None:
@@ -432,36 +387,14 @@ class MainWindow(QMainWindow):
 
     # -- the graph view ----------------------------------------------------------------------------
 
-    def _show_trace_dags(self, document: TraceDocument) -> None:
-        self.dag_choice.blockSignals(True)
-        self.dag_choice.clear()
-        for dag in document.dags:
-            self.dag_choice.addItem(f"graph {dag.graph_id} from the trace: {len(dag.nodes)} nodes (edges unknown)")
-        self.dag_choice.blockSignals(False)
-        self.dag_source = "trace"
-        if document.dags:
-            self.dag_view.show_dag(document.dags[0])
-        else:
-            self.dag_view.show_message(no_graph_message(document.trace.info.graph_trace_mode))
-
-    def _on_dag_choice(self, index: int) -> None:
-        if self.document is not None and 0 <= index < len(self.document.dags):
-            self.dag_source = "trace"
-            self.dag_view.show_dag(self.document.dags[index])
-
     def show_live_dag(self, dag: Dag) -> None:
         """A DAG captured live by the Tune panel (with edges and launch sites)."""
-        self.dag_source = "live"
-        self.dag_choice.blockSignals(True)
-        self.dag_choice.clear()
-        self.dag_choice.addItem(f"live capture: {len(dag.nodes)} nodes, {len(dag.edges)} edges")
-        self.dag_choice.blockSignals(False)
-        self.dag_view.show_dag(dag)
+        self.graph_panel.show_live_dag(dag)
         self.graph_dock.raise_()
 
     def _on_dag_nodes(self, indices: list[int]) -> None:
         """Light up the selected nodes' work in the timeline (matched by node index within the graph)."""
-        if self.dag_source == "live":
+        if self.graph_panel.source == "live":
             self.tune_panel.select_nodes(indices)
         dag = self.dag_view.dag
         if dag is not None and indices:
@@ -470,16 +403,11 @@ class MainWindow(QMainWindow):
             self.side_tabs.setCurrentWidget(self.details)
         if self.document is None or not indices:
             return
-        for source in (KERNEL, MEMCPY, MEMSET):
-            table = getattr(self.document.trace, SOURCES[source])
-            nodes = table.graph_node
-            mine = (nodes >= 0) & np.isin(nodes & 0xFFFFFFFF, indices)
-            if self.dag_source == "trace" and dag is not None and dag.graph_id is not None:
-                mine &= (nodes >> 32) == dag.graph_id
-            rows = np.flatnonzero(mine)
-            if len(rows):
-                self.timeline.highlight_rows(source, rows)
-                return
+        work = self.graph_panel.node_work(self.document.trace, indices)
+        if work is not None:
+            self.timeline.highlight_rows(*work)
+
+    # -- comparisons and exports -----------------------------------------------------------------
 
     def choose_comparison(self) -> None:
         """Open another export one above the current one, on an aligned time axis."""

@@ -126,5 +126,5 @@ def test_idle_gaps_lanes_hiding_and_collapsing(window, open_trace):
 def test_recent_files_are_remembered(window, open_trace):
     open_trace(FORKJOIN)
     open_trace(H200_NODE)
-    assert window.recent_files()[:2] == [str(H200_NODE.resolve()), str(FORKJOIN.resolve())]
-    assert len(window.recent_menu.actions()) == 2
+    assert window.recent.files()[:2] == [str(H200_NODE.resolve()), str(FORKJOIN.resolve())]
+    assert len(window.recent.menu.actions()) == 2
