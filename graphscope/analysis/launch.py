@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphscope.analysis.gpu_time import work_column
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table
 from graphscope.trace.model import Trace
@@ -64,47 +63,3 @@ def _first_activity(api_rows: int, work: Table) -> np.ndarray:
         shared, at = np.unique(calls[repeated], return_index=True)
         first[shared] = linked[repeated][at]
     return first
-
-
-def queue_depth(trace: Trace, work: Table, metrics: LaunchMetrics) -> np.ndarray:
-    """Per launch call: on the stream its first activity ran on, work submitted earlier and not yet
-    finished when the call began (-1: unknown).
-
-    depth = #(submitted before t) - #(finished by t), counted per stream. With (stream, time) packed
-    into one int64 both counts come from one sorted array each: the rows of earlier streams appear
-    in both counts and cancel.
-    """
-    depth = np.full(len(metrics.rows), -1, dtype=np.int32)
-    linked = np.flatnonzero(work.api_row >= 0)
-    calls = np.flatnonzero(metrics.first_work >= 0)
-    if not len(linked) or not len(calls):
-        return depth
-    context = work_column(trace, work, "context", linked)
-    streams = _stream_key(work.process[linked], work.device[linked], context, work.stream[linked])
-    distinct = np.unique(streams)
-    group = np.searchsorted(distinct, streams).astype(np.int64)
-    del streams
-    submit = trace.api.start[work.api_row[linked]]
-    origin = min(int(submit.min()), int(work.start[linked].min()))
-    span_bits = max(int(max(int(submit.max()), int(work.end[linked].max())) - origin).bit_length(), 1)
-    if span_bits + int(group.max()).bit_length() > 62:
-        return depth  # a trace longer than int64 packing allows: leave depth unknown
-    group <<= span_bits
-    packed_submit = group | (submit - origin)
-    finished = np.sort(group | (work.end[linked] - origin))
-    del group, submit
-    position = np.searchsorted(linked, metrics.first_work[calls])  # first activities are linked rows
-    at = packed_submit[position]
-    depth[calls] = np.searchsorted(np.sort(packed_submit), at, side="left") - np.searchsorted(
-        finished, at, side="right"
-    )
-    return depth
-
-
-def _stream_key(process: np.ndarray, device: np.ndarray, context: np.ndarray, stream: np.ndarray) -> np.ndarray:
-    return (
-        (process.astype(np.int64) << 48)
-        | ((device.astype(np.int64) & 0xFF) << 40)
-        | ((context.astype(np.int64) & 0xFF) << 32)
-        | (stream.astype(np.int64) & 0xFFFFFFFF)
-    )

@@ -92,18 +92,3 @@ def _graphs_in_use(account, node_traced: bool) -> Verdict:
         f"graphs in use and launches are no longer the bottleneck: {graphs}; {eager} "
         f"(below ~{LAUNCH_BOUND_RATIO:.0%}); shorten the kernels next",
     )
-
-
-def gain_verdict(speedup: float, interval: tuple[float, float] | None = None) -> str:
-    """Judge a measured speed-up (baseline time / new time), given its confidence interval if known."""
-    if interval is not None and interval[0] <= 1.0 <= interval[1]:
-        return f"no significant difference: the {speedup:.2f}x speed-up's interval includes 1"
-    gain = 1.0 - 1.0 / speedup if speedup > 0 else 0.0
-    if gain >= WORTHWHILE_GAIN:
-        return f"worth it: {speedup:.2f}x ({gain:.0%} less time)"
-    if gain > 0:
-        return (
-            f"marginal: {speedup:.2f}x ({gain:.0%} less time, under ~{WORTHWHILE_GAIN:.0%}); "
-            "rarely worth a graph's maintenance"
-        )
-    return f"slower: {speedup:.2f}x ({-gain:.0%} more time)"

@@ -25,11 +25,6 @@ class SampleStats:
     ci_low: float
     ci_high: float
 
-    @property
-    def relative_spread(self) -> float:
-        """Interquartile range over the median."""
-        return (self.q3 - self.q1) / self.median if self.median else 0.0
-
     def to_json(self) -> dict[str, float]:
         return asdict(self)
 

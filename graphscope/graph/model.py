@@ -9,25 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphscope.graph.layout import longest_path_layers
-
-NODE_TYPES = (
-    "kernel",
-    "memcpy",
-    "memset",
-    "host",
-    "graph",
-    "empty",
-    "wait_event",
-    "event_record",
-    "ext_semas_signal",
-    "ext_semas_wait",
-    "mem_alloc",
-    "mem_free",
-    "batch_mem_op",
-    "conditional",
-)
-
 
 @dataclass
 class DagNode:
@@ -112,10 +93,6 @@ class Dag:
 
     def kernel_nodes(self) -> list[DagNode]:
         return [n for n in self.nodes if n.type == "kernel"]
-
-    def layers(self) -> list[int]:
-        """Longest-path depth of every node (its column in a left-to-right layout)."""
-        return longest_path_layers(len(self.nodes), self.edges)
 
     def chains(self) -> list[list[int]]:
         """Maximal runs of nodes joined one-to-one (a->b where a has one child and b one parent)."""

@@ -1,12 +1,10 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
-from hypothesis import strategies as st
 
 from graphscope.analysis.correlation import correlate
 from graphscope.analysis.gpu_time import device_time, gpu_work, idle_gaps
-from graphscope.analysis.launch import launch_metrics, queue_depth
+from graphscope.analysis.launch import launch_metrics
 from graphscope.trace.schema import ApiKind
 from tests.analysis.builders import make_trace
 
@@ -35,14 +33,13 @@ def _work(trace):
     return gpu_work(trace, correlate(trace))
 
 
-def test_launch_durations_latencies_and_queue_depth():
+def test_launch_durations_and_latencies():
     trace = _trace()
     metrics = launch_metrics(trace, _work(trace))
     assert metrics.rows.tolist() == [0, 1, 2]  # cudaMalloc is not a launch
     assert (metrics.kind == ApiKind.KERNEL_LAUNCH).all()
     assert metrics.api_ns.tolist() == [10, 8, 60]
     assert metrics.latency_ns.tolist() == [15, 48, 50]
-    assert queue_depth(trace, _work(trace), metrics).tolist() == [0, 1, 0]  # at t=12 kernel 1 was still queued
 
 
 def test_busy_idle_and_host_wait_gaps():
@@ -81,31 +78,4 @@ def test_graph_launch_latency_uses_its_first_node():
 def test_a_launch_without_recorded_gpu_work_has_no_latency():
     trace = make_trace(api=[{"name": 0, "correlation": 1}], names=NAMES)
     metrics = launch_metrics(trace, _work(trace))
-    assert np.isnan(metrics.latency_ns).all() and queue_depth(trace, _work(trace), metrics).tolist() == [-1]
-
-
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 2), st.integers(0, 50), st.integers(1, 40), st.integers(0, 30)),
-        min_size=1,
-        max_size=25,
-    )
-)
-def test_queue_depth_matches_its_definition(rows):
-    # each row: stream, call start, call duration, latency; one kernel per call, streams in order
-    api, kernels, free = [], [], {}
-    for i, (stream, start, duration, latency) in enumerate(sorted(rows, key=lambda r: r[1])):
-        api.append({"start": start, "end": start + duration, "correlation": i, "name": 0})
-        begin = max(start + latency, free.get(stream, 0))
-        free[stream] = begin + 5
-        kernels.append({"start": begin, "end": begin + 5, "correlation": i, "stream": stream})
-    trace = make_trace(api=api, kernels=sorted(kernels, key=lambda k: k["start"]), names=NAMES)
-    work = _work(trace)
-    metrics = launch_metrics(trace, work)
-    for row, depth in zip(metrics.rows, queue_depth(trace, work, metrics)):
-        mine = next(k for k in kernels if k["correlation"] == row)
-        t = api[row]["start"]
-        same = [k for k in kernels if k["stream"] == mine["stream"]]
-        submitted = sum(api[k["correlation"]]["start"] < t for k in same)
-        finished = sum(k["end"] <= t for k in same)
-        assert depth == submitted - finished
+    assert np.isnan(metrics.latency_ns).all()

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from graphscope.analysis.summary import summarize
-from graphscope.analysis.verdict import gain_verdict, launch_verdict
+from graphscope.analysis.verdict import launch_verdict
 from graphscope.trace import load_trace
 from tests.conftest import EXPORTS, H200_GRAPH
 
@@ -57,10 +57,3 @@ def test_launch_verdict_thresholds():
     assert launch_verdict(10, 100, 5).launch_bound is False
     assert launch_verdict(10, 0, 5).launch_bound is None
     assert "15%" in launch_verdict(20, 100, 5).text
-
-
-def test_gain_verdict():
-    assert gain_verdict(5.0).startswith("worth it")
-    assert gain_verdict(1.1).startswith("marginal")
-    assert gain_verdict(0.8).startswith("slower")
-    assert gain_verdict(1.05, (0.97, 1.12)).startswith("no significant difference")
