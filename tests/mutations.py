@@ -43,6 +43,7 @@ BAD_VALUES: tuple[object, ...] = (
     2**63 - 1,
     -(2**63),
     -1,
+    -23037,  # negative, yet small enough for every narrowed column type
     1.5,
     1e308,
     float("nan"),

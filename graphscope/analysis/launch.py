@@ -16,13 +16,14 @@ def api_kinds(symbols: SymbolTable, name_ids: np.ndarray) -> np.ndarray:
     """`ApiKind` of every API row, classifying each distinct name once (a lookup table, no sort)."""
     if len(name_ids) == 0:
         return np.empty(0, dtype=np.int8)
-    size = max(len(symbols), int(name_ids.max()) + 1)
+    size = len(symbols)
+    known = symbols.valid(name_ids)
     present = np.zeros(size, dtype=bool)
-    present[name_ids[name_ids >= 0]] = True
-    lookup = np.zeros(size + 1, dtype=np.int8)  # the extra last slot answers id -1
+    present[name_ids[known]] = True
+    lookup = np.zeros(size + 1, dtype=np.int8)  # the extra last slot answers ids StringIds lacks
     for symbol_id in np.flatnonzero(present).tolist():
         lookup[symbol_id] = classify_api(symbols.name(symbol_id))
-    return lookup[name_ids]
+    return lookup[np.where(known, name_ids, size)]
 
 
 @dataclass

@@ -4,8 +4,9 @@ import numpy as np
 
 from graphscope.analysis.correlation import correlate
 from graphscope.analysis.gpu_time import device_time, gpu_work, idle_gaps
-from graphscope.analysis.launch import launch_metrics
-from graphscope.trace.schema import ApiKind
+from graphscope.analysis.launch import api_kinds, launch_metrics
+from graphscope.core.symbols import SymbolTable
+from graphscope.trace.schema import ApiKind, classify_api
 from tests.analysis.builders import make_trace
 
 NAMES = ["cuLaunchKernel", "cudaGraphLaunch_v10000", "cudaMalloc_v3020"]
@@ -79,3 +80,12 @@ def test_a_launch_without_recorded_gpu_work_has_no_latency():
     trace = make_trace(api=[{"name": 0, "correlation": 1}], names=NAMES)
     metrics = launch_metrics(trace, _work(trace))
     assert np.isnan(metrics.latency_ns).all()
+
+
+def test_api_names_stringids_lacks_are_other_calls_not_an_error_or_another_name():
+    symbols = SymbolTable(NAMES)
+    malloc = classify_api(NAMES[2])
+    kinds = api_kinds(symbols, np.array([0, -23037, -2, -1, 3, 1, 2], dtype=np.int32)).tolist()
+    assert kinds == [ApiKind.KERNEL_LAUNCH, *[ApiKind.OTHER] * 4, ApiKind.GRAPH_LAUNCH, malloc]
+    far = api_kinds(symbols, np.array([1 << 30, -2, 1], dtype=np.int32)).tolist()
+    assert far == [ApiKind.OTHER, ApiKind.OTHER, ApiKind.GRAPH_LAUNCH]
