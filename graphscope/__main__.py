@@ -1,3 +1,3 @@
-from graphscope.cli import main
+from graphscope.cli import console
 
-raise SystemExit(main())
+console()

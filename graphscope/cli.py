@@ -416,7 +416,10 @@ def _silence_stdout() -> None:
 
 
 def console() -> None:
-    """Entry point of the `graphscope` executable."""
+    """Entry point of the `graphscope` executable (and of `python -m graphscope`)."""
+    from graphscope.core.process import prepare
+
+    prepare()
     status = main()
     try:
         sys.stdout.flush()

@@ -28,6 +28,7 @@ from graphscope.trace.database import ROWID, ColumnSpec, ExportDatabase, quoted,
 
 CHUNK_ROWS = 1 << 19  # bounds the transient Arrow memory per thread (~50 MB for a dozen columns)
 MIN_CHUNK_ROWS = 1 << 16  # below this a chunk costs more in set-up than it saves
+MIN_ROW_BYTES = 6  # a table row's least size in an SQLite file: cell pointer, sizes, rowid, header
 
 
 def read_threads() -> int:
@@ -39,7 +40,17 @@ def read_threads() -> int:
 class Chunk:
     where: str  # an SQL condition on the rowid ('' for the whole table)
     offset: int  # first destination row
-    rows: int  # rows the condition selects
+    rows: int  # rows the condition selects at most
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one table is read: `rows` is its row count when `exact`, else its rowid span (at least the
+    count: rowids taken as dense, the usual case, holes closed after the read)."""
+
+    rows: int
+    chunks: list[Chunk]
+    exact: bool
 
 
 @dataclass
@@ -51,24 +62,31 @@ class TableRead:
 
 
 def plan_chunks(
-    db: ExportDatabase, table: str, threads: int, rowids: tuple[int, int] | None = None
-) -> tuple[int, list[Chunk]]:
-    """(row count, chunks) for a table, or for its rows with rowid in [low, high) (a window of the file):
-    enough chunks to keep every thread busy, none over CHUNK_ROWS."""
+    db: ExportDatabase, table: str, threads: int, rowids: tuple[int, int] | None = None, count_rows: bool = False
+) -> Plan:
+    """The chunks of a table, or of its rows with rowid in [low, high) (a window of the file): enough
+    to keep every thread busy, none over CHUNK_ROWS.
+
+    A whole table is planned from its first and last rowid alone (two index lookups) unless `count_rows`:
+    counting rows costs a scan of every page before the read scans them again.
+    """
     alias = db.rowid_alias(table)
+    if alias is not None and rowids is None and not count_rows:
+        plan = _plan_by_span(db, table, alias, threads)
+        if plan is not None:
+            return plan
     name = quoted(table)
     bounded = ""
     if rowids is not None and alias is not None:
         bounded = f"{alias} >= {int(rowids[0])} AND {alias} < {int(rowids[1])}"
     where = f" WHERE {bounded}" if bounded else ""
     count = int(db.query(f"SELECT count(*) FROM {name}{where}")[0][0])
-    size = max(MIN_CHUNK_ROWS, min(CHUNK_ROWS, math.ceil(count / threads))) if count else 1
+    size = _chunk_rows(count, threads)
     if count == 0:
-        return 0, []
+        return Plan(0, [], True)
     if alias is None or count <= size:
-        return count, [Chunk(bounded, 0, count)]
-    first = db.query(f"SELECT {alias} FROM {name}{where} ORDER BY {alias} LIMIT 1")[0][0]
-    last = db.query(f"SELECT {alias} FROM {name}{where} ORDER BY {alias} DESC LIMIT 1")[0][0]
+        return Plan(count, [Chunk(bounded, 0, count)], True)
+    first, last = _rowid_bounds(db, name, alias, where)
     if last - first + 1 == count:  # dense rowids: ranges by arithmetic
         starts = list(range(first, last + 1, size))
     else:  # gaps: every size-th rowid, found in one scan of the rowids
@@ -79,10 +97,44 @@ def plan_chunks(
         starts = [int(r[0]) for r in rows]
     chunks = []
     for i, low in enumerate(starts):
-        rows_here = min(size, count - i * size)
         high = starts[i + 1] if i + 1 < len(starts) else last + 1
-        chunks.append(Chunk(f"{alias} >= {low} AND {alias} < {high}", i * size, rows_here))
-    return count, chunks
+        chunks.append(Chunk(f"{alias} >= {low} AND {alias} < {high}", i * size, min(size, count - i * size)))
+    return Plan(count, chunks, True)
+
+
+def _plan_by_span(db: ExportDatabase, table: str, alias: str, threads: int) -> Plan | None:
+    """Chunks by rowid arithmetic over [first, last]; None when the span cannot be a row count of
+    this file (rowids far apart: a damaged file, or most rows deleted), which is planned by counting."""
+    bounds = _rowid_bounds(db, quoted(table), alias, "")
+    if bounds is None:
+        return Plan(0, [], True)
+    first, last = bounds
+    span = last - first + 1
+    if span > _most_rows(db):
+        return None
+    size = _chunk_rows(span, threads)
+    if span <= size:
+        return Plan(span, [Chunk("", 0, span)], False)
+    chunks = [
+        Chunk(f"{alias} >= {low} AND {alias} < {min(low + size, last + 1)}", low - first, min(size, last + 1 - low))
+        for low in range(first, last + 1, size)
+    ]
+    return Plan(span, chunks, False)
+
+
+def _rowid_bounds(db: ExportDatabase, name: str, alias: str, where: str) -> tuple[int, int] | None:
+    first = db.query(f"SELECT {alias} FROM {name}{where} ORDER BY {alias} LIMIT 1")
+    last = db.query(f"SELECT {alias} FROM {name}{where} ORDER BY {alias} DESC LIMIT 1")
+    return (int(first[0][0]), int(last[0][0])) if first and last else None
+
+
+def _most_rows(db: ExportDatabase) -> int:
+    """More rows than any table of this file can hold: every row takes at least MIN_ROW_BYTES."""
+    return max(1, db.path.stat().st_size // MIN_ROW_BYTES)
+
+
+def _chunk_rows(rows: int, threads: int) -> int:
+    return max(MIN_CHUNK_ROWS, min(CHUNK_ROWS, math.ceil(rows / threads))) if rows else 1
 
 
 def resolve_sources(db: ExportDatabase, table: str, specs: Mapping[str, ColumnSpec]) -> dict[str, str | None]:
@@ -115,18 +167,22 @@ def read_tables(
     jobs: list[tuple[str, Chunk]] = []
     results: dict[str, TableRead] = {}
     sources: dict[str, dict[str, str | None]] = {}
+    plans: dict[str, Plan] = {}
     for key, (table, specs) in requests.items():
-        count, chunks = plan_chunks(db, table, threads, (rowids or {}).get(key)) if table else (0, [])
         sources[key] = resolve_sources(db, table, specs) if table else {}
+        reads_any = any(sources[key].values())
+        limit = (rowids or {}).get(key)
+        plans[key] = plan_chunks(db, table, threads, limit, count_rows=not reads_any) if table else Plan(0, [], True)
+        rows = plans[key].rows
         columns = {}  # chunks fill the columns they read; absent ones hold their default
         for name, spec in specs.items():
             present = sources[key].get(name) is not None
-            columns[name] = np.empty(count, spec.dtype) if present else np.full(count, spec.default, spec.dtype)
+            columns[name] = np.empty(rows, spec.dtype) if present else np.full(rows, spec.default, spec.dtype)
         results[key] = TableRead(columns)
-        jobs += [(key, chunk) for chunk in chunks if any(sources[key].values())]
+        jobs += [(key, chunk) for chunk in plans[key].chunks if reads_any]
     jobs.sort(key=lambda job: -job[1].rows)
     total = sum(chunk.rows for _, chunk in jobs) or 1
-    shortfall: dict[str, list[tuple[int, int]]] = {}
+    holes: dict[str, list[tuple[int, int]]] = {}
 
     def run(key: str, chunk: Chunk) -> tuple[str, Chunk, int, list[str]]:
         if cancel is not None:
@@ -148,18 +204,21 @@ def read_tables(
                 if note not in results[key].warnings:
                     results[key].warnings.append(note)
             if filled < chunk.rows:
-                shortfall.setdefault(key, []).append((chunk.offset + filled, chunk.offset + chunk.rows))
+                holes.setdefault(key, []).append((chunk.offset + filled, chunk.offset + chunk.rows))
             done += chunk.rows
             progress(done / total, f"read {done:,} of {total:,} rows")
     finally:
         if threads != 1 and len(jobs) > 1:
             pool.shutdown(wait=True, cancel_futures=True)
-    for key, holes in shortfall.items():  # a damaged file yielded fewer rows than it counted
-        keep = np.ones(len(next(iter(results[key].columns.values()), [])), dtype=bool)
-        for low, high in holes:
+    for key, empty in holes.items():  # rowid gaps, or a damaged file that yielded fewer rows than it holds
+        keep = np.ones(plans[key].rows, dtype=bool)
+        for low, high in empty:
             keep[low:high] = False
         results[key].columns = {name: array[keep] for name, array in results[key].columns.items()}
-        results[key].warnings.append(f"{requests[key][0]}: fewer rows could be read than the table counts")
+        table = requests[key][0]
+        read = int(keep.sum())
+        if read < (plans[key].rows if plans[key].exact else db.query(f"SELECT count(*) FROM {quoted(table)}")[0][0]):
+            results[key].warnings.append(f"{table}: fewer rows could be read than the table counts")
     return results
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import graphscope
 from graphscope.core.errors import NoGpuError, WorkloadError
 from graphscope.core.launch_config import LaunchConfig
+from graphscope.core.process import user_environment
 from graphscope.core.progress import CancelToken
 from graphscope.workload.protocol import decode, describe_error, encode
 
@@ -41,7 +42,7 @@ def child_command() -> list[str]:
 
 def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The child's environment: ours, with graphscope importable even when it is not installed."""
-    env = dict(os.environ)
+    env = user_environment()
     root = str(Path(graphscope.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
     env["PYTHONUNBUFFERED"] = "1"

@@ -1,0 +1,103 @@
+"""Bulk reads by rowid chunks: every row once, in rowid order, however the rowids are spread."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from graphscope.trace.bulk import MIN_CHUNK_ROWS, plan_chunks, read_tables
+from graphscope.trace.database import ColumnSpec, ExportDatabase
+
+SPECS = {
+    "start": ColumnSpec("start", np.int64),
+    "stream": ColumnSpec("streamId", np.int32),
+    "absent": ColumnSpec("noSuchColumn", np.int32, default=7),
+}
+ROWS = 3 * MIN_CHUNK_ROWS + 123  # several chunks on two threads
+
+
+def events_file(tmp_path, rows: int = ROWS, delete: str | None = None, rowid_shift: int = 0):
+    path = tmp_path / "events.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, start INTEGER, streamId INTEGER)")
+        conn.executemany(
+            "INSERT INTO events VALUES (?, ?, ?)", ((i + rowid_shift, 10 * i, i % 5) for i in range(1, rows + 1))
+        )
+        if delete:
+            conn.execute(f"DELETE FROM events WHERE {delete}")
+    expected = sqlite3.connect(path).execute("SELECT start, streamId FROM events ORDER BY id").fetchall()
+    return path, np.array(expected, dtype=np.int64).reshape(-1, 2)
+
+
+def read(path, threads: int = 2):
+    with ExportDatabase(path) as db:
+        return read_tables(db, {"events": ("events", SPECS)}, threads=threads)["events"]
+
+
+def assert_reads(path, expected, threads: int = 2):
+    result = read(path, threads)
+    assert np.array_equal(result.columns["start"], expected[:, 0])
+    assert np.array_equal(result.columns["stream"], expected[:, 1])
+    assert (result.columns["absent"] == 7).all() and len(result.columns["absent"]) == len(expected)
+    assert result.warnings == []
+
+
+@pytest.mark.parametrize("threads", [1, 2, 8])
+def test_dense_rowids_read_every_row_in_order(tmp_path, threads):
+    path, expected = events_file(tmp_path)
+    assert_reads(path, expected, threads)
+
+
+def test_dense_rowids_are_planned_without_counting(tmp_path):
+    path, _ = events_file(tmp_path)
+    with ExportDatabase(path) as db:
+        plan = plan_chunks(db, "events", threads=2)
+        counted = plan_chunks(db, "events", threads=2, count_rows=True)
+    assert not plan.exact and plan.rows == ROWS and len(plan.chunks) == 2
+    assert counted.exact and counted.rows == ROWS and [c.rows for c in counted.chunks] == [c.rows for c in plan.chunks]
+
+
+@pytest.mark.parametrize(
+    "delete",
+    [
+        "id % 7 = 0",  # holes in every chunk
+        f"id BETWEEN {MIN_CHUNK_ROWS} AND {2 * MIN_CHUNK_ROWS + 10}",  # a whole chunk and more gone
+        f"id > {ROWS - 5000}",  # the tail
+        "id < 5000",  # the head
+    ],
+)
+def test_deleted_rows_leave_no_holes(tmp_path, delete):
+    path, expected = events_file(tmp_path, delete=delete)
+    assert_reads(path, expected, threads=4)  # chunks of MIN_CHUNK_ROWS
+
+
+@pytest.mark.parametrize("shift", [-(2**40), 2**62 - ROWS - 10])
+def test_shifted_rowids(tmp_path, shift):
+    path, expected = events_file(tmp_path, rows=MIN_CHUNK_ROWS + 5, rowid_shift=shift)
+    assert_reads(path, expected)
+
+
+def test_rowids_far_apart_are_counted_not_allocated(tmp_path):
+    path, _ = events_file(tmp_path, rows=1000)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE events SET id = 4611686018427387904 WHERE id = 1000")
+    expected = np.array(sqlite3.connect(path).execute("SELECT start, streamId FROM events ORDER BY id").fetchall())
+    with ExportDatabase(path) as db:
+        plan = plan_chunks(db, "events", threads=2)
+    assert plan.exact and plan.rows == 1000
+    assert_reads(path, expected)
+
+
+def test_a_table_of_absent_columns_has_its_row_count(tmp_path):
+    path, _ = events_file(tmp_path, rows=500, delete="id % 2 = 0")
+    with ExportDatabase(path) as db:
+        result = read_tables(db, {"events": ("events", {"absent": SPECS["absent"]})})["events"]
+    assert len(result.columns["absent"]) == 250
+
+
+def test_an_empty_table(tmp_path):
+    path, expected = events_file(tmp_path, rows=10, delete="1")
+    assert len(expected) == 0
+    assert_reads(path, expected)
