@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from graphscope.core.table import NULL
@@ -40,25 +42,64 @@ class Correlation:
 def correlate(trace: Trace) -> Correlation:
     """Link each GPU activity to its launching call in the same process."""
     api = trace.api
-    keys = _key(api.process, api.correlation)
-    if len(keys) < 2 or bool(np.all(keys[1:] >= keys[:-1])):  # one process: ids grow with time
-        order, sorted_keys = None, keys
-    else:
-        order = np.argsort(keys, kind="stable")
-        sorted_keys = keys[order]
-    del keys
+    find = _dense_lookup(api.process, api.correlation, len(trace.processes)) if len(api) else None
+    if find is None:
+        find = _sorted_lookup(api.process, api.correlation)
     api_row: dict[str, np.ndarray] = {}
     for kind in GPU_KINDS:
         table = getattr(trace, kind)
         if len(api) == 0 or len(table) == 0:
             api_row[kind] = np.full(len(table), NULL, dtype=np.int32)
             continue
-        wanted = _key(table.process, table.correlation)
+        api_row[kind] = find(table.process, table.correlation)
+    return Correlation(api_row)
+
+
+Lookup = Callable[[np.ndarray, np.ndarray], np.ndarray]
+_DENSE_SLACK = 2  # a lookup table at most this many times the API rows (plus a little)
+
+
+def _dense_lookup(process: np.ndarray, correlation: np.ndarray, processes: int) -> Lookup | None:
+    """Calls found by indexing a table of (process, correlationId): correlation ids count up from 1
+    in each process, so the table is barely larger than the calls. None when the ids are too sparse,
+    negative, or repeated within a process (the sorted search then keeps the first call)."""
+    low, high = int(correlation.min()), int(correlation.max())
+    width = high + 1
+    if low < 0 or processes * width > _DENSE_SLACK * len(correlation) + 4096:
+        return None
+    keys = process.astype(np.int64) * width + correlation
+    table = np.full(processes * width, NULL, dtype=np.int32)
+    table[keys] = np.arange(len(keys), dtype=np.int32)
+    if not np.array_equal(table[keys], np.arange(len(keys), dtype=np.int32)):
+        return None  # a repeated id: which call won the write is unspecified
+    del keys
+
+    def find(gpu_process: np.ndarray, gpu_correlation: np.ndarray) -> np.ndarray:
+        valid = (gpu_correlation >= 0) & (gpu_correlation < width) & (gpu_process >= 0) & (gpu_process < processes)
+        keys = np.where(valid, gpu_process.astype(np.int64) * width + gpu_correlation, 0)
+        rows = table[keys]
+        rows[~valid] = NULL
+        return rows
+
+    return find
+
+
+def _sorted_lookup(process: np.ndarray, correlation: np.ndarray) -> Lookup:
+    """Calls found by binary search over the sorted (process, correlationId) keys; the first of equal ones."""
+    keys = _key(process, correlation)
+    if len(keys) < 2 or bool(np.all(keys[1:] >= keys[:-1])):  # one process: ids grow with time
+        order, sorted_keys = None, keys
+    else:
+        order = np.argsort(keys, kind="stable")
+        sorted_keys = keys[order]
+
+    def find(gpu_process: np.ndarray, gpu_correlation: np.ndarray) -> np.ndarray:
+        wanted = _key(gpu_process, gpu_correlation)
         pos = np.searchsorted(sorted_keys, wanted)
         np.minimum(pos, len(sorted_keys) - 1, out=pos)
-        hit = (sorted_keys[pos] == wanted) & (table.correlation >= 0)
-        del wanted
+        hit = (sorted_keys[pos] == wanted) & (gpu_correlation >= 0)
         rows = (pos if order is None else order[pos]).astype(np.int32)
         rows[~hit] = NULL
-        api_row[kind] = rows
-    return Correlation(api_row)
+        return rows
+
+    return find

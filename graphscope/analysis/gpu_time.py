@@ -9,6 +9,7 @@ import numpy as np
 from graphscope.analysis import intervals
 from graphscope.analysis.correlation import Correlation
 from graphscope.core.table import Table
+from graphscope.trace.entities import distinct
 from graphscope.trace.model import Trace
 
 WORK_KINDS = ("kernels", "memcpy", "memset", "graph_launches")
@@ -84,7 +85,7 @@ class DeviceTime:
 def device_time(work: Table) -> list[DeviceTime]:
     """Busy time (union of all work) and the active window per device ordinal."""
     result = []
-    devices = np.unique(work.device)
+    devices = distinct(work.device)
     for device in devices:
         mine = slice(None) if len(devices) == 1 else work.device == device  # one GPU: no copies
         start, end = work.start[mine], work.end[mine]
@@ -120,6 +121,8 @@ def idle_gaps(trace: Trace, work: Table, device: int, stream: int | None = None)
     mine = work.device == device
     if stream is not None:
         mine &= work.stream == stream
+    if mine.all():  # one GPU (and one stream): no copies
+        mine = slice(None)
     start, end, calls = work.start[mine], work.end[mine], work.api_row[mine]
     gap_start, gap_end, next_index = intervals.gaps(start, end)
     calls = calls[next_index]

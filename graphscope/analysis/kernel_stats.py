@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphscope.core.stats import median as median_of
 from graphscope.core.table import Table
 from graphscope.trace.model import Trace
 
@@ -48,7 +49,7 @@ def grouped_stats(keys: np.ndarray, durations: np.ndarray) -> Table:
     std = np.sqrt(np.maximum(np.add.reduceat(d.astype(np.float64) ** 2, first) / count - mean**2, 0.0))
     if few:
         bounds = np.r_[first, len(d)]
-        median = np.array([np.median(d[bounds[i] : bounds[i + 1]]) for i in range(len(unique))])
+        median = np.array([median_of(d[bounds[i] : bounds[i + 1]]) for i in range(len(unique))])
     else:
         median = (d[first + (count - 1) // 2] + d[first + count // 2]) / 2.0
     stats = Table(

@@ -44,23 +44,24 @@ def launch_metrics(trace: Trace, work: Table) -> LaunchMetrics:
     """Launch duration and latency for every launch call. `work` is `gpu_work(...)`."""
     api = trace.api
     kinds = api_kinds(trace.symbols, api.name)
-    rows = np.flatnonzero((kinds == ApiKind.KERNEL_LAUNCH) | (kinds == ApiKind.GRAPH_LAUNCH)).astype(np.int32)
-    first = _first_activity(len(api), work)[rows].astype(np.int32)
-    has_work = first >= 0
-    first_start = np.full(len(rows), -1, dtype=np.int64)
-    first_start[has_work] = work.start[first[has_work]]
-    latency = np.where(has_work, first_start - api.start[rows], np.nan)
-    return LaunchMetrics(rows, kinds[rows], api.end[rows] - api.start[rows], latency, first)
+    rows = np.flatnonzero((kinds == ApiKind.KERNEL_LAUNCH) | (kinds == ApiKind.GRAPH_LAUNCH))  # intp: fast gathers
+    first = _first_activity(len(api), work)[rows]
+    call_start = api.start[rows]
+    if len(work):
+        latency = (work.start[np.maximum(first, 0)] - call_start).astype(np.float64)
+        latency[first < 0] = np.nan
+    else:
+        latency = np.full(len(rows), np.nan)
+    return LaunchMetrics(
+        rows.astype(np.int32), kinds[rows], api.end[rows] - call_start, latency, first.astype(np.int32)
+    )
 
 
 def _first_activity(api_rows: int, work: Table) -> np.ndarray:
     """Per API row, the index in `work` (sorted by start) of the earliest work it caused; -1 if none."""
-    first = np.full(api_rows, -1, dtype=np.int64)
+    none = np.iinfo(np.int64).max
+    first = np.full(api_rows, none, dtype=np.int64)
     linked = np.flatnonzero(work.api_row >= 0)
-    calls = work.api_row[linked]
-    first[calls] = linked  # right for calls with one activity (most eager launches)
-    repeated = np.bincount(calls, minlength=api_rows)[calls] > 1
-    if repeated.any():  # a graph launch's many nodes: the earliest is the first occurrence (work is by start)
-        shared, at = np.unique(calls[repeated], return_index=True)
-        first[shared] = linked[repeated][at]
+    np.minimum.at(first, work.api_row[linked], linked)  # a graph launch's many nodes: the earliest wins
+    first[first == none] = -1
     return first

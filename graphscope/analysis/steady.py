@@ -18,7 +18,9 @@ from graphscope.analysis.gpu_time import WORK_KINDS
 from graphscope.analysis.graphs import GraphLaunches
 from graphscope.analysis.kernel_stats import distinct_groups
 from graphscope.analysis.launch import LaunchMetrics
+from graphscope.core import stats
 from graphscope.core.table import Table
+from graphscope.trace.entities import distinct
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import ApiKind
 
@@ -96,7 +98,7 @@ def one_off_calls(launches: LaunchMetrics, keys: np.ndarray, considered: np.ndar
         mine = considered & (launches.kind == kind) & (keys >= 0)
         if mine.sum() < 2:
             continue
-        median = float(np.median(launches.api_ns[mine]))
+        median = stats.median(launches.api_ns[mine])
         slow |= mine & (launches.api_ns > ONE_OFF_FACTOR * median) & (launches.api_ns - median >= ONE_OFF_MIN_NS)
     candidates = np.flatnonzero(slow)  # few: set-up calls, not the steady state
     if not len(candidates):
@@ -152,7 +154,7 @@ def launch_account(
 def _busy(work: Table, rows: np.ndarray) -> int:
     """Busy time summed over devices (the union of work per device)."""
     total = 0
-    for device in np.unique(work.device[rows]):
+    for device in distinct(work.device[rows]):
         mine = rows & (work.device == device)
         total += intervals.covered_ns(work.start[mine], work.end[mine])
     return total

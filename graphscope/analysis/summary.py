@@ -19,6 +19,7 @@ from graphscope.analysis.launch import LaunchMetrics, launch_metrics
 from graphscope.analysis.scope import Scope, ScopedRows, measured_scope, scoped_rows
 from graphscope.analysis.steady import launch_account
 from graphscope.analysis.verdict import steady_verdict
+from graphscope.core.stats import median
 from graphscope.core.symbols import elide
 from graphscope.core.table import Table
 from graphscope.trace.model import Trace
@@ -57,7 +58,7 @@ CONCURRENT_BELOW = 4_000_000  # kernels
 
 def _median(values: np.ndarray) -> float:
     values = values[~np.isnan(values)] if values.dtype.kind == "f" else values
-    return float(np.median(values)) if len(values) else 0.0
+    return median(values) if len(values) else 0.0
 
 
 def _total(table) -> int:

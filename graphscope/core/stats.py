@@ -29,6 +29,15 @@ class SampleStats:
         return asdict(self)
 
 
+def median(values: np.ndarray) -> float:
+    """`np.median` of a non-empty 1-D array without NaN, in one partition: for an even count numpy
+    partitions around two ranks, which costs it several times more on a million values."""
+    half = len(values) // 2
+    picked = np.partition(values, half)
+    upper = float(picked[half])
+    return upper if len(values) % 2 else (float(picked[:half].max()) + upper) / 2
+
+
 BOOTSTRAP_MAX = 5_000
 """Above this many samples the median's interval comes from order statistics (distribution-free and
 O(n)) instead of a bootstrap, which would cost RESAMPLES x n picks for no better answer."""

@@ -2,7 +2,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from graphscope.core import stats
 from graphscope.core.symbols import SymbolTable, display_api_name
 from graphscope.core.table import Table
 from graphscope.core.units import format_bytes, format_ns, time_unit
@@ -33,3 +36,13 @@ def test_units():
     assert format_ns(1_234_567) == "1.23 ms" and format_ns(960) == "960 ns" and format_ns(2.5e9) == "2.5 s"
     assert format_bytes(2 * 1024 * 1024) == "2 MiB" and format_bytes(12) == "12 B"
     assert time_unit(5e6) == (1e6, "ms") and time_unit(12) == (1.0, "ns")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(st.integers(-(2**53), 2**53), min_size=1, max_size=60)
+    | st.lists(st.floats(-1e12, 1e12, allow_nan=False), min_size=1, max_size=60)
+)
+def test_median_is_numpys_median(values):
+    array = np.array(values)
+    assert stats.median(array) == float(np.median(array))
