@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from graphscope.analysis.correlation import Correlation, correlate
-from graphscope.analysis.gpu_time import DeviceTime, device_time, gpu_work, idle_gaps
+from graphscope.analysis.gpu_time import DeviceTime, IdleGaps, device_time, gpu_work, idle_gaps
 from graphscope.analysis.graphs import NODE_KINDS, GraphLaunches, graph_launches, node_activities
 from graphscope.analysis.kernel_stats import kernel_stats
 from graphscope.analysis.launch import LaunchMetrics, launch_metrics
@@ -96,17 +96,22 @@ def summarize(
     graph_calls = launches.of_kind(ApiKind.GRAPH_LAUNCH) & calls_in
     kernel_launch_ns = int(launches.api_ns[kernel_calls].sum())
     graph_launch_ns = int(launches.api_ns[graph_calls].sum())
-    # numpy releases the GIL, so the kernel table builds alongside the launch account; on very large
-    # traces one after the other, so that their temporary arrays do not add up (peak memory)
+    # numpy releases the GIL, so the kernel table and idle gaps build alongside the launch account; on
+    # very large traces one after the other, so that their temporary arrays do not add up (peak memory)
     kernel_rows = None if rows is None else np.flatnonzero(kernels_in)
-    pool = ThreadPoolExecutor(max_workers=1) if len(trace.kernels) < CONCURRENT_BELOW else None
-    kernel_table = pool.submit(kernel_stats, trace, "short_name", kernel_rows) if pool else None
     scoped_work = work if rows is None else work.take(work_in)
     devices = device_time(scoped_work) if rows is not None else analysis.devices
+
+    def side_tables() -> tuple[Table, list[IdleGaps]]:
+        gaps = [idle_gaps(trace, scoped_work, d.device) for d in devices]
+        return kernel_stats(trace, "short_name", kernel_rows), gaps
+
+    pool = ThreadPoolExecutor(max_workers=1) if len(trace.kernels) < CONCURRENT_BELOW else None
+    side = pool.submit(side_tables) if pool else None
     account = launch_account(trace, launches, work, graphs, api_in, work_in, sum(d.busy_ns for d in devices))
     verdict = steady_verdict(account, node_traced=trace.info.graph_trace_mode == "node")
     launch_ns = kernel_launch_ns + graph_launch_ns
-    stats = kernel_table.result() if pool else kernel_stats(trace, "short_name", kernel_rows)
+    stats, device_gaps = side.result() if side else side_tables()
     if pool:
         pool.shutdown()
     top_kernels = [
@@ -122,8 +127,7 @@ def summarize(
         for i in range(min(top, len(stats)))
     ]
     gpus = []
-    for d in devices:
-        gaps = idle_gaps(trace, scoped_work, d.device)
+    for d, gaps in zip(devices, device_gaps):
         gpu = trace.gpu(d.device)
         gpus.append(
             {

@@ -1,29 +1,49 @@
 """Settings of graphscope's own process, made at its entry point before numpy loads.
 
-numpy's OpenBLAS starts a thread per core when it loads, and those threads spin waiting for
-matrix work graphscope never gives them: on a 2-core machine that took a tenth of a second of CPU
-from the readers and the analysis of every command. graphscope does no CPU linear algebra, so its
-own process runs OpenBLAS on one thread; workload children get the user's setting back
-(`user_environment`).
+- numpy's OpenBLAS starts a thread per core when it loads, and those threads spin waiting for
+  matrix work graphscope never gives them: on a 2-core machine that took a tenth of a second of CPU
+  from the readers and the analysis of every command. graphscope does no CPU linear algebra, so its
+  own process runs OpenBLAS on one thread; workload children get the user's setting back
+  (`user_environment`).
+- glibc hands freed blocks of a few MiB straight back to the kernel, so every temporary array of a
+  million-event column is fresh memory the kernel zeroes again (a tenth of a summary's CPU time went
+  to zeroing pages). graphscope keeps up to KEEP_FREED bytes of freed memory for reuse.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 
 _ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1"}
+KEEP_FREED = 128 << 20
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt parameters (malloc.h)
+_MMAP_THRESHOLD_MAX = 32 << 20  # glibc's largest on 64-bit: bigger blocks are always mapped
 _set_here: set[str] = set()
 
 
 def prepare() -> None:
     """Set the environment graphscope's own process runs best in; a user's own setting wins."""
+    _keep_freed_memory()
     if "numpy" in sys.modules:  # too late: the thread pool already started
         return
     for name, value in _ONE_THREAD.items():
         if name not in os.environ:
             os.environ[name] = value
             _set_here.add(name)
+
+
+def _keep_freed_memory() -> None:
+    """glibc only (musl and other systems have no mallopt, or need none); a user's MALLOC_* wins."""
+    if not sys.platform.startswith("linux") or any(name.startswith("MALLOC_") for name in os.environ):
+        return
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)
+    mallopt(_M_TRIM_THRESHOLD, KEEP_FREED)
 
 
 def user_environment() -> dict[str, str]:
