@@ -113,7 +113,16 @@ class Lane:
 class TimelineLayout:
     origin: int  # trace time (ns) of x = 0
     lanes: list[Lane]
-    locate: dict[int, tuple[np.ndarray, np.ndarray]]  # source -> (lane index, event index) per source row
+    sizes: dict[int, int]  # rows of each source table
+    _locate: dict[int, tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False)
+
+    @property
+    def locate(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Source -> (lane index, event index) per source row; built on the first selection, not for the
+        first frame."""
+        if self._locate is None:
+            self._locate = _locate(self.sizes, self.lanes)
+        return self._locate
 
     def find(self, source: int, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """Lanes and event indices that show the given rows of a source table."""
@@ -127,7 +136,24 @@ class TimelineLayout:
 
 
 def _color_by_name(names: np.ndarray, colors: range) -> np.ndarray:
-    return (colors.start + (names.astype(np.int64) * 2654435761 % 2**32) % len(colors)).astype(np.int16)
+    """A colour per name id, the same in every trace: a hash of the id, computed once per distinct id."""
+    if not len(names):
+        return np.empty(0, np.int16)
+    low, high = int(names.min()), int(names.max())
+    if high - low > 4 * len(names):  # ids far apart (a damaged file): hash every event
+        return _hashed_color(names.astype(np.int64), colors)
+    return _hashed_color(np.arange(low, high + 1, dtype=np.int64), colors)[names - low]
+
+
+def _hashed_color(ids: np.ndarray, colors: range) -> np.ndarray:
+    return (colors.start + (ids * 2654435761 % 2**32) % len(colors)).astype(np.int16)
+
+
+def _small_distinct(values: np.ndarray) -> np.ndarray:
+    """np.unique of small non-negative ids (streams) by counting, not sorting."""
+    if len(values) and values.min() >= 0 and values.max() < 1 << 20:
+        return np.flatnonzero(np.bincount(values)).astype(values.dtype)
+    return np.unique(values)
 
 
 def build_layout(
@@ -149,7 +175,16 @@ def build_layout(
         np.concatenate([t.device for t in (trace.kernels, trace.memcpy, trace.memset, trace.graph_launches)])
     ):
         lanes += _gpu_lanes(trace, origin, graphs, int(device), nodes)
-    return TimelineLayout(origin, lanes, _locate(trace, graphs, lanes))
+    sizes = {
+        API: len(trace.api),
+        KERNEL: len(trace.kernels),
+        MEMCPY: len(trace.memcpy),
+        MEMSET: len(trace.memset),
+        GRAPH_ROW: len(trace.graph_launches),
+        NVTX: len(trace.nvtx),
+        GRAPH_GROUP: len(graphs),
+    }
+    return TimelineLayout(origin, lanes, sizes)
 
 
 def _process_label(trace: Trace, symbols: SymbolTable, process: int) -> str:
@@ -250,9 +285,11 @@ def _gpu_lanes(trace: Trace, origin: int, graphs: GraphLaunches, device: int, no
         return lanes
     source, rows, stream, start, end, color, name = (np.concatenate(p) for p in zip(*parts))
     launch = launch_of_nodes(graphs, nodes) if nodes is not None and len(nodes) else None
-    for s in np.unique(stream):
+    for s in _small_distinct(stream):
         mine = np.flatnonzero(stream == s)
-        mine = mine[np.argsort(start[mine], kind="stable")]
+        starts = start[mine]
+        if not bool(np.all(starts[1:] >= starts[:-1])):  # usually in order already: no sort
+            mine = mine[np.argsort(starts, kind="stable")]
         bracket_rows, brackets = _brackets(nodes, launch, device, int(s), origin)
         lanes.append(
             Lane(
@@ -296,16 +333,7 @@ def _brackets(
     return keys[first][by_start], spans
 
 
-def _locate(trace: Trace, graphs: GraphLaunches, lanes: list[Lane]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    sizes = {
-        API: len(trace.api),
-        KERNEL: len(trace.kernels),
-        MEMCPY: len(trace.memcpy),
-        MEMSET: len(trace.memset),
-        GRAPH_ROW: len(trace.graph_launches),
-        NVTX: len(trace.nvtx),
-        GRAPH_GROUP: len(graphs),
-    }
+def _locate(sizes: dict[int, int], lanes: list[Lane]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     locate = {s: (np.full(n, -1, np.int32), np.full(n, -1, np.int64)) for s, n in sizes.items()}
     for lane_index, lane in enumerate(lanes):
         for source in np.unique(lane.source):

@@ -28,7 +28,6 @@ from graphscope.app.workers import Task, start
 from graphscope.core.errors import NoGpuError, WorkloadError
 from graphscope.core.progress import CancelToken, ProgressCallback
 from graphscope.core.units import format_ns
-from graphscope.store.session_db import SessionStore
 from graphscope.workload.runner import MODES, run_workload
 
 COLUMNS = ("mode", "end to end (median, 95%)", "GPU span", "CPU submit", "capture + instantiate", "outputs")
@@ -45,6 +44,8 @@ def run_and_record(
     cancel: CancelToken,
 ) -> dict[str, Any]:
     """Run in a workload child and store the result (or the failure) in the session database."""
+    from graphscope.store.session_db import SessionStore  # sqlite-utils: not needed to open the window
+
     store = SessionStore(store_path)
     started = time.time()
     try:

@@ -11,15 +11,17 @@ report tune:ID                       a tuning session: baseline vs best, in plac
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphscope.analysis.scope import Scope, measured_scope, nvtx_scope, window_scope
 from graphscope.analysis.summary import TraceAnalysis, analyze
 from graphscope.core.errors import BadInputError
 from graphscope.report.compare import FORMAT
 from graphscope.report.sides import Side, run_side, trace_side
-from graphscope.store.session_db import SessionStore
 from graphscope.trace import Trace, load_trace
+
+if TYPE_CHECKING:  # sqlite-utils loads only when a session database is opened
+    from graphscope.store.session_db import SessionStore
 
 SCOPE_PREFIXES = ("nvtx:", "range:")
 
@@ -59,6 +61,12 @@ class Loaded:
         return trace_side(trace, analysis, scope, name)
 
 
+def _open_store(session: Path | None) -> SessionStore:
+    from graphscope.store.session_db import SessionStore  # sqlite-utils: loaded only for stored runs
+
+    return SessionStore(session)
+
+
 def sides_for(
     items: list[str], scope_a: str | None, scope_b: str | None, session: Path | None
 ) -> tuple[Side, Side | None] | dict[str, Any]:
@@ -67,9 +75,9 @@ def sides_for(
         raise BadInputError("report takes one to three sources: FILE [SCOPE SCOPE], A B, run:ID or tune:ID")
     loaded = Loaded()
     if items[0].startswith("tune:"):
-        return tuning_report(SessionStore(session), _number(items[0]))
+        return tuning_report(_open_store(session), _number(items[0]))
     if items[0].startswith("run:"):
-        store = SessionStore(session)
+        store = _open_store(session)
         if len(items) == 1:
             return _run_sides(store, loaded, items[0], ("eager", "graph"))
         return _run_sides(store, loaded, items[0], ("graph",))[0], _run_sides(store, loaded, items[1], ("graph",))[0]

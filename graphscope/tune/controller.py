@@ -21,7 +21,6 @@ from graphscope.core.errors import Cancelled, WorkloadError
 from graphscope.core.launch_config import Dim, LaunchConfig, Site
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.graph.model import Dag
-from graphscope.store.session_db import SessionStore
 from graphscope.tune.measure import LiveMeasurer, Trial
 from graphscope.tune.session import TuningResult, detour_config, tune
 from graphscope.tune.space import Knob, knobs_for
@@ -187,6 +186,8 @@ class TuningController:
         is measured (a cancelled or killed sweep keeps them, marked as such)."""
         with self._operation(cancel):
             knobs = knobs if knobs is not None else knobs_for(self.sites)
+            from graphscope.store.session_db import SessionStore  # sqlite-utils: loaded when a session starts
+
             store = SessionStore(self.store_path)
             tuning = store.begin_tuning(self.workload, strategy, time.time(), self.config.to_json())
             seen: list[Trial] = []

@@ -82,3 +82,24 @@ def test_locate_maps_rows_back_to_lanes_across_streams():
         assert set(layout.lanes[lane].row[events]) <= set(rows)
     assert layout.find(MEMCPY, np.array([0])) and layout.find(MEMSET, np.array([0]))
     assert layout.find(API, np.arange(len(trace.api)))
+
+
+def test_a_name_keeps_its_colour_however_its_ids_are_spread():
+    from graphscope.app.layout import KERNEL_COLORS, _color_by_name
+
+    def hashed(ids):
+        return [KERNEL_COLORS.start + (i * 2654435761 % 2**32) % len(KERNEL_COLORS) for i in ids]
+
+    for ids in ([5, 3, 5, 9, 3], [-1, 0, 7], [0, 2**40, 12]):  # the last: ids far apart, hashed one by one
+        assert _color_by_name(np.array(ids), KERNEL_COLORS).tolist() == hashed(ids)
+    assert len(_color_by_name(np.array([], dtype=np.int32), KERNEL_COLORS)) == 0
+
+
+def test_selection_lookup_is_built_on_first_use():
+    layout = open_document(FORKJOIN, panels=False).layout
+    assert layout._locate is None
+    kernel = 0
+    found = layout.find(KERNEL, np.array([kernel]))
+    assert len(found) == 1
+    lane, events = found[0]
+    assert layout.lanes[lane].row[events[0]] == kernel
