@@ -130,3 +130,32 @@ def test_a_refused_run_prints_json_and_is_not_stored(tmp_path):
 
 def test_a_missing_workload_prints_one_line(tmp_path):
     one_line_error(graphscope(tmp_path, "run", str(tmp_path / "none.py"), "--json"), "no such workload")
+
+
+def test_the_whole_answer_is_written_before_the_fast_exit(tmp_path):
+    result = graphscope(tmp_path, "summary", "--json", "--by-nvtx", str(H200_NODE))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["kernels"]["count"] > 0  # flushed whole, then os._exit
+    out = tmp_path / "out.json"
+    with open(out, "w") as handle:  # a file, not a pipe: block-buffered
+        subprocess.run(
+            [sys.executable, "-m", "graphscope", "summary", "--json", str(FORKJOIN)], stdout=handle, check=True
+        )
+    assert json.loads(out.read_text())["file"] == str(FORKJOIN)
+
+
+PROCESS_PROBE = (
+    "import os, sys; from graphscope.core.process import prepare, user_environment; "
+    "from graphscope.workload.session import child_environment; prepare(); import numpy; "
+    "print(os.environ.get('OPENBLAS_NUM_THREADS'), user_environment().get('OPENBLAS_NUM_THREADS'), "
+    "child_environment().get('OPENBLAS_NUM_THREADS'))"
+)
+
+
+@pytest.mark.parametrize("users", [None, "4"])
+def test_one_blas_thread_for_graphscope_and_the_users_setting_for_workloads(users):
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if users:
+        environment["OPENBLAS_NUM_THREADS"] = users
+    result = subprocess.run([sys.executable, "-c", PROCESS_PROBE], capture_output=True, text=True, env=environment)
+    assert result.stdout.split() == (["1", "None", "None"] if users is None else [users] * 3), result.stderr
