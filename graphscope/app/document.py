@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,17 +116,9 @@ def open_document(
         cancel.check()
     default_scope = measured_scope(trace)
     progress(0.85, "laying out lanes")
-    with ThreadPoolExecutor(max_workers=1) as pool:  # numpy releases the GIL: the focus alongside the lanes
-        if default_scope is not None:
-            focus = default_scope.first, default_scope.last
-        elif align_to == ALIGN_FOCUS:
-            focus = activity_window(trace, analysis)
-        else:
-            finding = pool.submit(activity_window, trace, analysis)
-        origin = focus[0] if align_to == ALIGN_FOCUS else nvtx_start(trace, align_to) if align_to else None
-        layout = build_layout(trace, analysis.graphs, origin, analysis.nodes)
-        if default_scope is None and align_to != ALIGN_FOCUS:
-            focus = finding.result()
+    focus = (default_scope.first, default_scope.last) if default_scope else activity_window(trace, analysis)
+    origin = focus[0] if align_to == ALIGN_FOCUS else nvtx_start(trace, align_to) if align_to else None
+    layout = build_layout(trace, analysis.graphs, origin, analysis.nodes)
     document = TraceDocument(trace, analysis, None, layout, [], default_scope, focus, window)
     if panels:
         finish_document(document)
