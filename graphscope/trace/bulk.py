@@ -237,9 +237,17 @@ def _read_chunk(
     notes: list[str] = []
     batches = None
     if _connectorx_available():
-        select = ", ".join(f"{v} AS c{i}" for i, v in enumerate(values))
+        # Columns declared INTEGER are read as they are (their NULLs are filled from Arrow's validity
+        # bitmap, a tenth of the read's time less than IFNULL in SQL); others need IFNULL, because
+        # connectorx types an undeclared column by its first value, which may be NULL.
+        plain = [db.declared_integer(table, sources[n]) for n in present]
+        select = ", ".join(
+            f"{quoted(sources[n]) if as_is else v} AS c{i}"
+            for i, (n, v, as_is) in enumerate(zip(present, values, plain))
+        )
+        defaults = [specs[n].default for n in present]
         try:
-            batches = _read_with_connectorx(db, f"SELECT {select} FROM {quoted(table)}{where}")
+            batches = _read_with_connectorx(db, f"SELECT {select} FROM {quoted(table)}{where}", defaults)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException:  # connectorx raises RuntimeError, TypeError (text), or a Rust panic on damaged pages
@@ -302,8 +310,9 @@ def import_in_background() -> None:
     threading.Thread(target=_connectorx_available, daemon=True).start()
 
 
-def _read_with_connectorx(db: ExportDatabase, sql: str) -> list[list[np.ndarray]]:
-    """One query through connectorx; its record batches as numpy columns (zero-copy where possible).
+def _read_with_connectorx(db: ExportDatabase, sql: str, defaults: list[int]) -> list[list[np.ndarray]]:
+    """One query through connectorx; its record batches as numpy columns (zero-copy where possible), NULLs
+    replaced by the column's default.
 
     Raises TypeError when a column did not decode as numbers (connectorx types by the first row).
     """
@@ -315,8 +324,23 @@ def _read_with_connectorx(db: ExportDatabase, sql: str) -> list[list[np.ndarray]
     for batch in arrow.to_batches():
         if batch.num_rows == 0:  # connectorx types an empty result as text
             continue
-        columns = [column.to_numpy(zero_copy_only=False) for column in batch.columns]
-        if any(c.dtype.kind not in "iuf" for c in columns):
-            raise TypeError("a column holds text where numbers belong")
-        batches.append(columns)
+        batches.append([_filled(column, default) for column, default in zip(batch.columns, defaults)])
     return batches
+
+
+def _filled(column, default: int) -> np.ndarray:
+    """An Arrow integer or float column as numpy, its NULLs set to `default` by the validity bitmap (Arrow's
+    own conversion would turn a column with NULLs into floats, losing 64-bit ids)."""
+    dtype = np.dtype(column.type.to_pandas_dtype())
+    if dtype.kind not in "iuf":
+        raise TypeError("a column holds text where numbers belong")
+    nulls, rows = column.null_count, len(column)
+    if not nulls:
+        return column.to_numpy()
+    if nulls == rows:
+        return np.full(rows, default, dtype)
+    validity, data = column.buffers()[:2]
+    end = column.offset + rows
+    values = np.frombuffer(data, dtype, count=end)[column.offset :]
+    valid = np.unpackbits(np.frombuffer(validity, np.uint8), count=end, bitorder="little")[column.offset :]
+    return np.where(valid.view(bool), values, dtype.type(default))

@@ -75,6 +75,10 @@ def quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+INTEGER_TYPES = ("INTEGER", "INT", "BIGINT")
+"""Declared column types that SQLite and connectorx both read as 64-bit integers (Nsight Systems uses INTEGER)."""
+
+
 class ExportDatabase:
     """An open export: the table/column inventory plus small queries."""
 
@@ -91,6 +95,7 @@ class ExportDatabase:
         self.tables = sorted(str(name) for name, kind in rows if kind == "table" and name is not None)
         self._by_lower = {name.lower(): name for name in reversed(self.tables)}
         self._columns: dict[str, list[str]] = {}
+        self._integer_columns: dict[str, set[str]] = {}
         self._aliases: dict[str, str | None] = {}
         self._lock = threading.Lock()  # tables are read from worker threads; sqlite3 calls take turns
 
@@ -146,7 +151,19 @@ class ExportDatabase:
         if real not in self._columns:
             info = self.query(f"PRAGMA table_info({quoted(real)})")
             self._columns[real] = [str(row[1]) for row in info if row[1] is not None]
+            self._integer_columns[real] = {
+                str(row[1]) for row in info if row[1] is not None and str(row[2] or "").upper() in INTEGER_TYPES
+            }
         return self._columns[real]
+
+    def declared_integer(self, table: str, column: str) -> bool:
+        """Whether the file declares `column` (as the file spells it) INTEGER, INT or BIGINT: such a column
+        reads as 64-bit integers whatever its first value, NULL included."""
+        real = self._by_lower.get(table.lower())
+        if real is None:
+            return False
+        self.columns(real)
+        return column in self._integer_columns[real]
 
     def column(self, table: str, name: str) -> str | None:
         """The file's spelling of column `name` (any case), or None if the table lacks it."""

@@ -101,3 +101,42 @@ def test_an_empty_table(tmp_path):
     path, expected = events_file(tmp_path, rows=10, delete="1")
     assert len(expected) == 0
     assert_reads(path, expected)
+
+
+NULLABLE = {
+    "declared": ColumnSpec("declared", np.int64, default=-1),
+    "untyped": ColumnSpec("untyped", np.int64, default=-1),
+}
+
+
+@pytest.mark.parametrize("pattern", ["none", "all", "some", "first"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_nulls_become_the_default_in_declared_and_undeclared_columns(tmp_path, pattern, threads):
+    """INTEGER columns are read as they are and their NULLs filled from the Arrow bitmap; untyped ones
+    (which connectorx types by their first value) through IFNULL. 64-bit ids survive either way."""
+    rows = 2 * MIN_CHUNK_ROWS + 7
+    big = 2**62 + 1  # a float round trip would change it
+
+    def value(i: int) -> int | None:
+        null = {"none": False, "all": True, "some": i % 3 == 0, "first": i == 1}[pattern]
+        return None if null else big + i
+
+    path = tmp_path / "nulls.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, declared INTEGER, untyped)")
+        conn.executemany("INSERT INTO t VALUES (?, ?, ?)", ((i, value(i), value(i)) for i in range(1, rows + 1)))
+    expected = np.array([-1 if value(i) is None else big + i for i in range(1, rows + 1)], dtype=np.int64)
+    with ExportDatabase(path) as db:
+        result = read_tables(db, {"t": ("t", NULLABLE)}, threads=threads)["t"]
+    assert np.array_equal(result.columns["declared"], expected)
+    assert np.array_equal(result.columns["untyped"], expected)
+    assert result.warnings == []
+
+
+def test_declared_integer_types_are_recognised_in_any_case(tmp_path):
+    path = tmp_path / "types.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (a integer, b BIGINT, c Int, d REAL, e, f TEXT, g INTEGER NOT NULL)")
+    with ExportDatabase(path) as db:
+        assert [db.declared_integer("T", c) for c in "abcdefg"] == [True, True, True, False, False, False, True]
+        assert not db.declared_integer("missing", "a")
