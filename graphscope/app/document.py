@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from graphscope.analysis.focus import activity_window
 from graphscope.analysis.graphs import node_durations
 from graphscope.analysis.kernel_stats import kernel_identity, kernel_stats
 from graphscope.analysis.scope import Scope, measured_scope, scoped_rows
-from graphscope.analysis.summary import TraceAnalysis, analyze, summarize
-from graphscope.app.layout import TimelineLayout, build_layout
+from graphscope.analysis.summary import CONCURRENT_BELOW, TraceAnalysis, analyze, summarize
+from graphscope.app.layout import TimelineLayout, add_graph_brackets, build_layout
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.table import Table
 from graphscope.graph.from_trace import dags_from_trace
@@ -25,7 +27,6 @@ from graphscope.trace.schema import ApiKind
 from graphscope.trace.window import Window, memory_budget_events, plan_window
 
 ALIGN_FOCUS = "<focus>"
-FOCUS_SPARSENESS = 0.5  # the first view leaves out stretches under half the trace's average event density
 
 
 @dataclass
@@ -110,20 +111,38 @@ def open_document(
     with ExportDatabase(path) as db:
         window = plan_window(db, max_events or memory_budget_events(), window_start)
     trace = load_trace(path, lambda f, m: progress(0.7 * f, m), cancel, schema.TIMELINE_COLUMNS, window)
-    progress(0.75, "analysing launches")
-    analysis = analyze(trace)
-    if cancel is not None:
-        cancel.check()
-    default_scope = measured_scope(trace)
-    progress(0.85, "laying out lanes")
-    focus = (default_scope.first, default_scope.last) if default_scope else activity_window(trace, analysis)
-    origin = focus[0] if align_to == ALIGN_FOCUS else nvtx_start(trace, align_to) if align_to else None
-    layout = build_layout(trace, analysis.graphs, origin, analysis.nodes)
+    progress(0.75, "analysing launches, laying out lanes")
+    if align_to == ALIGN_FOCUS:  # the lanes start where the focus does: one after the other
+        analysis, default_scope, focus = _analysis_and_focus(trace, cancel)
+        layout = build_layout(trace, focus[0])
+    else:  # the lanes need no analysis: built alongside it (numpy releases the GIL), unless memory is short
+        origin = nvtx_start(trace, align_to) if align_to else None
+        pool = ThreadPoolExecutor(max_workers=1) if len(trace.kernels) < CONCURRENT_BELOW else None
+        lanes = pool.submit(build_layout, trace, origin) if pool else None
+        try:
+            analysis, default_scope, focus = _analysis_and_focus(trace, cancel)
+        finally:
+            if pool:
+                pool.shutdown()
+        layout = lanes.result() if lanes else build_layout(trace, origin)
+    add_graph_brackets(layout, analysis.graphs, analysis.nodes)
     document = TraceDocument(trace, analysis, None, layout, [], default_scope, focus, window)
     if panels:
         finish_document(document)
     progress(1.0, "ready")
     return document
+
+
+def _analysis_and_focus(
+    trace: Trace, cancel: CancelToken | None
+) -> tuple[TraceAnalysis, Scope | None, tuple[int, int]]:
+    """The launch analysis, the default scope and the window the first view shows."""
+    analysis = analyze(trace)
+    if cancel is not None:
+        cancel.check()
+    default_scope = measured_scope(trace)
+    focus = (default_scope.first, default_scope.last) if default_scope else activity_window(trace, analysis)
+    return analysis, default_scope, focus
 
 
 def finish_document(document: TraceDocument, progress=no_progress, cancel=None) -> TraceDocument:
@@ -152,31 +171,6 @@ def scoped_view(
     kernels = trace.kernels
     durations = (kernels.end[kernels_in] - kernels.start[kernels_in]).astype(np.float64)
     return ScopedView(scope, summary, stats, latency[~np.isnan(latency)], durations)
-
-
-def activity_window(trace: Trace, analysis: TraceAnalysis) -> tuple[int, int]:
-    """Where the work is: the window of launch calls and GPU work that maximises (events inside) -
-    FOCUS_SPARSENESS x (its width / the trace's average spacing between events).
-
-    A stretch at least FOCUS_SPARSENESS times as dense as the trace on average is worth including;
-    sparse start-up (module loading, set-up copies) and tear-down are not. A trace as dense at its
-    edges as in the middle is shown whole. One pass: the best segment of a running sum.
-    """
-    starts = np.concatenate([trace.api.start[analysis.launches.rows], analysis.work.start])
-    starts.sort(kind="stable")  # two sorted runs: a merge
-    if len(starts) < 20 or starts[-1] <= starts[0]:
-        return trace.span()
-    offsets = starts.astype(np.float64) - float(starts[0])  # floats: a damaged file may span all int64
-    spacing = offsets[-1] / (len(starts) - 1)
-    value = np.arange(len(starts)) - FOCUS_SPARSENESS * offsets / spacing
-    lowest = np.minimum.accumulate(value)
-    last = int(np.argmax(value - lowest))
-    first = int(np.flatnonzero(value[: last + 1] == lowest[last])[0])
-    low, high = int(starts[first]), int(starts[last])
-    every = np.concatenate([trace.api.start[analysis.launches.rows], analysis.work.start])
-    ends = np.concatenate([trace.api.end[analysis.launches.rows], analysis.work.end])
-    inside = (every >= low) & (every <= high)
-    return low, int(max(high, ends[inside].max()))
 
 
 def trace_dags(trace: Trace, nodes: Table) -> list[Dag]:

@@ -156,13 +156,11 @@ def _small_distinct(values: np.ndarray) -> np.ndarray:
     return np.unique(values)
 
 
-def build_layout(
-    trace: Trace, graphs: GraphLaunches, origin: int | None = None, nodes: Table | None = None
-) -> TimelineLayout:
+def build_layout(trace: Trace, origin: int | None = None) -> TimelineLayout:
     """Lanes for every thread with CUDA calls or NVTX ranges and every GPU stream with work.
 
-    x = 0 is `origin` (trace time, ns): the start of the trace unless given. `nodes` (the graph node
-    activities) places graph-launch brackets on the stream lanes.
+    x = 0 is `origin` (trace time, ns): the start of the trace unless given. The lanes need no launch
+    analysis, so they can be built while it runs; `add_graph_brackets` adds the graph launches after.
     """
     origin = trace.span()[0] if origin is None else origin
     lanes: list[Lane] = []
@@ -174,7 +172,7 @@ def build_layout(
     for device in np.unique(
         np.concatenate([t.device for t in (trace.kernels, trace.memcpy, trace.memset, trace.graph_launches)])
     ):
-        lanes += _gpu_lanes(trace, origin, graphs, int(device), nodes)
+        lanes += _gpu_lanes(trace, origin, int(device))
     sizes = {
         API: len(trace.api),
         KERNEL: len(trace.kernels),
@@ -182,9 +180,21 @@ def build_layout(
         MEMSET: len(trace.memset),
         GRAPH_ROW: len(trace.graph_launches),
         NVTX: len(trace.nvtx),
-        GRAPH_GROUP: len(graphs),
+        GRAPH_GROUP: 0,
     }
     return TimelineLayout(origin, lanes, sizes)
+
+
+def add_graph_brackets(layout: TimelineLayout, graphs: GraphLaunches, nodes: Table) -> TimelineLayout:
+    """Bracket each graph launch over its node activities (node trace mode) on every stream lane they ran on."""
+    layout.sizes[GRAPH_GROUP] = len(graphs)
+    if not len(nodes):
+        return layout
+    launch = launch_of_nodes(graphs, nodes)
+    for lane in layout.lanes:
+        if lane.kind == "gpu":
+            lane.bracket_rows, lane.brackets = _brackets(nodes, launch, lane.device, lane.stream, layout.origin)
+    return layout
 
 
 def _process_label(trace: Trace, symbols: SymbolTable, process: int) -> str:
@@ -196,22 +206,23 @@ def _thread_lanes(trace: Trace, origin: int, group: str, thread: int) -> list[La
     tid = int(trace.threads.tid[thread])
     thread_name = trace.symbols.name(int(trace.threads.name[thread]))
     api = trace.api
-    rows = np.flatnonzero(api.thread == thread)
-    if len(rows):
-        kinds = api_kinds(trace.symbols, api.name[rows])
+    rows = _rows_where(api.thread == thread) if len(api) else np.empty(0, np.int64)
+    count = len(api) if rows is None else len(rows)
+    if count:
+        name = _subset(api.name, rows)
         lanes.append(
             Lane(
                 key=f"api:{thread}",
                 group=group,
                 label=f"{thread_name} [{tid}] CUDA API",
                 kind="api",
-                source=np.full(len(rows), API, np.int8),
-                row=rows,
-                start=(api.start[rows] - origin).astype(np.float64),
-                end=(api.end[rows] - origin).astype(np.float64),
-                color=kinds.astype(np.int16),
-                name=api.name[rows].astype(np.int64),
-                depth=np.zeros(len(rows), np.int8),
+                source=np.full(count, API, np.int8),
+                row=np.arange(count) if rows is None else rows,
+                start=_lane_times(_subset(api.start, rows), origin),
+                end=_lane_times(_subset(api.end, rows), origin),
+                color=api_kinds(trace.symbols, name).astype(np.int16),
+                name=name,
+                depth=np.zeros(count, np.int8),
             )
         )
     nvtx = trace.nvtx
@@ -228,10 +239,10 @@ def _thread_lanes(trace: Trace, origin: int, group: str, thread: int) -> list[La
                 kind="nvtx",
                 source=np.full(len(rows), NVTX, np.int8),
                 row=rows,
-                start=(start - origin).astype(np.float64),
-                end=(end - origin).astype(np.float64),
+                start=_lane_times(start, origin),
+                end=_lane_times(end, origin),
                 color=_color_by_name(nvtx.text[rows], NVTX_COLORS),
-                name=nvtx.text[rows].astype(np.int64),
+                name=nvtx.text[rows],
                 depth=nesting_depth(start, end),
             )
         )
@@ -250,7 +261,22 @@ def nesting_depth(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     return depth
 
 
-def _gpu_lanes(trace: Trace, origin: int, graphs: GraphLaunches, device: int, nodes: Table | None) -> list[Lane]:
+def _rows_where(mask: np.ndarray) -> np.ndarray | None:
+    """Rows where `mask` holds, or None when it holds for every row (one GPU, one thread: the usual
+    trace), so that whole columns are used as they are instead of copied."""
+    return None if bool(mask.all()) else np.flatnonzero(mask)
+
+
+def _subset(column: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+    return column if rows is None else column[rows]
+
+
+def _lane_times(times: np.ndarray, origin: int) -> np.ndarray:
+    """Nanoseconds from `origin` as float64, subtracted as integers (exact) and cast in one pass."""
+    return np.subtract(times, origin, out=np.empty(len(times), np.float64), casting="unsafe")
+
+
+def _gpu_lanes(trace: Trace, origin: int, device: int) -> list[Lane]:
     gpu = trace.gpu(device)
     group = f"GPU {device}" + (f" {gpu.name}" if gpu else "")
     lanes = []
@@ -262,64 +288,59 @@ def _gpu_lanes(trace: Trace, origin: int, graphs: GraphLaunches, device: int, no
         (GRAPH_ROW, "graph_launches"),
     ):
         table = getattr(trace, table_name)
-        rows = np.flatnonzero(table.device == device)
-        if not len(rows):
+        if not len(table):
+            continue
+        rows = _rows_where(table.device == device)
+        count = len(table) if rows is None else len(rows)
+        if not count:
             continue
         if source == KERNEL:
-            color, name = _color_by_name(table.short_name[rows], KERNEL_COLORS), table.short_name[rows]
+            name = _subset(table.short_name, rows)
+            color = _color_by_name(name, KERNEL_COLORS)
         else:
             fixed = {MEMCPY: COLOR_MEMCPY, MEMSET: COLOR_MEMSET, GRAPH_ROW: COLOR_GRAPH}[source]
-            color, name = np.full(len(rows), fixed, np.int16), np.full(len(rows), -1)
-        parts.append(
-            (
-                np.full(len(rows), source, np.int8),
-                rows,
-                table.stream[rows],
-                table.start[rows],
-                table.end[rows],
-                color,
-                name.astype(np.int64),
-            )
-        )
+            color, name = np.full(count, fixed, np.int16), np.full(count, -1, np.int32)
+        row = np.arange(count) if rows is None else rows
+        columns = (table.stream, table.start, table.end)
+        parts.append((np.full(count, source, np.int8), row, *(_subset(c, rows) for c in columns), color, name))
     if not parts:
         return lanes
-    source, rows, stream, start, end, color, name = (np.concatenate(p) for p in zip(*parts))
-    launch = launch_of_nodes(graphs, nodes) if nodes is not None and len(nodes) else None
-    for s in _small_distinct(stream):
-        mine = np.flatnonzero(stream == s)
-        starts = start[mine]
+    if len(parts) == 1:
+        source, rows, stream, start, end, color, name = parts[0]
+    else:
+        source, rows, stream, start, end, color, name = (np.concatenate(p) for p in zip(*parts))
+    streams = _small_distinct(stream)
+    for s in streams:
+        mine = None if len(streams) == 1 else np.flatnonzero(stream == s)
+        starts = _subset(start, mine)
         if not bool(np.all(starts[1:] >= starts[:-1])):  # usually in order already: no sort
-            mine = mine[np.argsort(starts, kind="stable")]
-        bracket_rows, brackets = _brackets(nodes, launch, device, int(s), origin)
+            order = np.argsort(starts, kind="stable")
+            mine = order if mine is None else mine[order]
         lanes.append(
             Lane(
                 key=f"stream:{device}:{s}",
                 group=group,
                 label=f"stream {s}",
                 kind="gpu",
-                source=source[mine],
-                row=rows[mine],
-                start=(start[mine] - origin).astype(np.float64),
-                end=(end[mine] - origin).astype(np.float64),
-                color=color[mine],
-                name=name[mine],
-                depth=np.zeros(len(mine), np.int8),
+                source=_subset(source, mine),
+                row=_subset(rows, mine),
+                start=_lane_times(_subset(start, mine), origin),
+                end=_lane_times(_subset(end, mine), origin),
+                color=_subset(color, mine),
+                name=_subset(name, mine),
+                depth=np.zeros(len(starts), np.int8),
                 device=device,
                 stream=int(s),
-                bracket_rows=bracket_rows,
-                brackets=brackets,
             )
         )
     return lanes
 
 
 def _brackets(
-    nodes: Table | None, launch: np.ndarray | None, device: int, stream: int, origin: int
+    nodes: Table, launch: np.ndarray, device: int, stream: int, origin: int
 ) -> tuple[np.ndarray | None, LodLane | None]:
     """Per graph launch that ran nodes on this stream: its launch index and span here (first node's
     start to last node's end), sorted by start."""
-    if launch is None:
-        return None, None
     mine = np.flatnonzero((nodes.device == device) & (nodes.stream == stream) & (launch >= 0))
     if not len(mine):
         return None, None

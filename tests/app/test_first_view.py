@@ -5,11 +5,16 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 from types import SimpleNamespace
+from unittest.mock import patch
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from graphscope.app.document import activity_window, open_document
+from graphscope.analysis import focus
+from graphscope.analysis.focus import FOCUS_SPARSENESS, activity_window, densest_run
+from graphscope.app.document import open_document
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -57,3 +62,34 @@ def test_timestamps_spanning_all_of_int64_do_not_overflow(extreme):
         warnings.simplefilter("error")
         low, high = activity_window(trace, analysis)
     assert low <= high
+
+
+def reference_window(starts: np.ndarray) -> tuple[int, int]:
+    """The running sum over the whole array at once (what densest_run computes block by block)."""
+    offsets = starts.astype(np.float64) - float(starts[0])
+    value = np.arange(len(starts)) - offsets * (FOCUS_SPARSENESS * (len(starts) - 1) / offsets[-1])
+    lowest = np.minimum.accumulate(value)
+    last = int(np.argmax(value - lowest))
+    return int(np.flatnonzero(value[: last + 1] == lowest[last])[0]), last
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 40), min_size=2, max_size=400),  # gaps between events; repeats make ties
+    st.sampled_from([1, 3, 7, 64]),
+)
+def test_the_densest_run_block_by_block_is_the_whole_array_answer(gaps, block):
+    starts = np.cumsum(np.asarray(gaps, dtype=np.int64))
+    if starts[-1] <= starts[0]:
+        return
+    with patch.object(focus, "BLOCK", block):
+        assert densest_run(starts) == reference_window(starts)
+
+
+def test_the_window_ends_where_its_last_work_ends():
+    starts = np.arange(0, 100_000, 100)
+    trace, analysis = fake(starts, (0, 200_000))
+    analysis.work.start = np.array([50_000], np.int64)
+    analysis.work.end = np.array([150_000], np.int64)  # one long kernel in the middle of the calls
+    low, high = activity_window(trace, analysis)
+    assert low == 0 and high == 150_000

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from graphscope.app.document import open_document
 from graphscope.app.layout import API, GRAPH_GROUP, KERNEL, MEMCPY, MEMSET, nesting_depth
 from graphscope.app.lod import MIXED, LodLane, merge
-from tests.conftest import FORKJOIN, H200_NODE
+from tests.conftest import DATA, FORKJOIN, H200_NODE
 
 events = st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 300), st.integers(0, 3)), max_size=200)
 
@@ -103,3 +104,34 @@ def test_selection_lookup_is_built_on_first_use():
     assert len(found) == 1
     lane, events = found[0]
     assert layout.lanes[lane].row[events[0]] == kernel
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "h200_forkjoin_node.sqlite",
+        "extra-p__extrap__profile1.sqlite",
+        "cestwc__balinski-and-gomory-cuda__report1.sqlite",
+    ],
+)
+def test_every_event_sits_once_on_the_lane_of_its_thread_or_stream(name):
+    """Whole tables and subsets (several streams, threads, GPUs) alike: each row once, with its own times."""
+    document = open_document(DATA / name, panels=False)
+    trace, layout = document.trace, document.layout
+    tables = {API: trace.api, KERNEL: trace.kernels, MEMCPY: trace.memcpy, MEMSET: trace.memset}
+    seen = {source: [] for source in tables}
+    for lane in layout.lanes:
+        for source, table in tables.items():
+            mine = lane.source == source
+            rows = lane.row[mine]
+            seen[source].append(rows)
+            assert np.array_equal(lane.start[mine], table.start[rows] - layout.origin)
+            assert np.array_equal(lane.end[mine], table.end[rows] - layout.origin)
+            if len(rows) and source == API:
+                assert lane.kind == "api" and len(np.unique(trace.api.thread[rows])) == 1
+            elif len(rows):
+                assert lane.kind == "gpu" and (table.stream[rows] == lane.stream).all()
+                assert (table.device[rows] == lane.device).all()
+        assert (np.diff(lane.start) >= 0).all()
+    for source, table in tables.items():
+        assert np.array_equal(np.sort(np.concatenate(seen[source])), np.arange(len(table)))
