@@ -19,6 +19,7 @@ from graphscope.analysis.correlation import Correlation
 from graphscope.core.errors import BadInputError
 from graphscope.core.table import Table
 from graphscope.core.units import format_ns
+from graphscope.trace.entities import sorted_distinct
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import NVTX_RANGE_TYPES
 
@@ -133,10 +134,11 @@ def nvtx_scope(trace: Trace, pattern: str) -> Scope:
     only = int(number) if hash_sign and number.isdigit() else None
     wanted = name if only is not None else pattern
     texts, starts, ends = nvtx_ranges(trace)
-    ids = [i for i in np.unique(texts).tolist() if i >= 0 and fnmatch.fnmatchcase(trace.symbols.name(i), wanted)]
+    present = [i for i in sorted_distinct(texts).tolist() if i >= 0]
+    ids = [i for i in present if fnmatch.fnmatchcase(trace.symbols.name(i), wanted)]
     rows = np.flatnonzero(np.isin(texts, ids)) if ids else np.empty(0, np.int64)
     if not len(rows):
-        names = sorted({trace.symbols.name(int(i)) for i in np.unique(texts) if i >= 0})
+        names = sorted({trace.symbols.name(i) for i in present})
         hint = f"; it has {', '.join(names[:8])}{'…' if len(names) > 8 else ''}" if names else "; it has none"
         raise BadInputError(f"no NVTX range in this trace matches {wanted!r}{hint}")
     if only is not None:

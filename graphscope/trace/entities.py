@@ -12,13 +12,20 @@ from graphscope.trace.model import GpuInfo
 PID_MASK = 0xFFFFFF
 
 
+def sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """`np.unique(values)` of a 1-D array; numpy's own imports numpy.ma on first use (10 ms of every
+    command's start-up)."""
+    ordered = np.sort(values)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(ordered) else ordered
+
+
 def distinct(values: np.ndarray) -> np.ndarray:
     """np.unique of an event column that holds few distinct values in long runs (thread and process
     ids): the run starts first, then a small unique."""
     if len(values) < 4096:
-        return np.unique(values)
+        return sorted_distinct(values)
     starts = np.flatnonzero(values[1:] != values[:-1]) + 1
-    return np.unique(values[np.r_[0, starts]])
+    return sorted_distinct(values[np.r_[0, starts]])
 
 
 def process_key(global_id: np.ndarray) -> np.ndarray:
@@ -39,7 +46,7 @@ def build_processes(
     db: ExportDatabase, symbols: SymbolTable, keys: np.ndarray, warnings: list[str] | None = None
 ) -> Table:
     """One row per process that owns events: key, OS pid and a name (from PROCESSES or its main thread)."""
-    keys = np.unique(keys)
+    keys = sorted_distinct(keys)
     names: dict[int, str] = {}
     if db.has_columns("PROCESSES", "globalPid", "name"):
         rows = db.select("PROCESSES", ("globalPid", "name"))
@@ -57,7 +64,7 @@ def build_processes(
 
 def build_threads(db: ExportDatabase, symbols: SymbolTable, global_tids: np.ndarray, processes: Table) -> Table:
     """One row per CPU thread that owns events: globalTid, OS tid, process index, name id."""
-    tids = np.unique(global_tids)
+    tids = sorted_distinct(global_tids)
     names = _thread_names(db, symbols)
     name_ids = np.array(
         [symbols.intern(names.get(g) or f"thread {g & PID_MASK}") for g in tids.tolist()], dtype=np.int32
@@ -66,7 +73,7 @@ def build_threads(db: ExportDatabase, symbols: SymbolTable, global_tids: np.ndar
         {
             "global_tid": tids.astype(np.int64),
             "tid": (tids & PID_MASK).astype(np.int64),
-            "process": index_of(processes.key, process_key(tids)),
+            "process": process_index(processes.key, tids),
             "name": name_ids,
         }
     )
@@ -79,6 +86,14 @@ def index_of(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
     if len(sorted_keys) == 1:  # one process (or thread): the usual trace
         return np.zeros(len(values), dtype=np.int32)
     return np.searchsorted(sorted_keys, values).astype(np.int32)
+
+
+def process_index(process_keys: np.ndarray, global_ids: np.ndarray) -> np.ndarray:
+    """Row in `process_keys` (sorted) of each event's process, from its globalPid or globalTid; with
+    one process (the usual trace) the ids need not be looked at."""
+    if len(process_keys) <= 1:
+        return index_of(process_keys, global_ids)
+    return index_of(process_keys, process_key(global_ids))
 
 
 def _thread_names(db: ExportDatabase, symbols: SymbolTable) -> dict[int, str]:

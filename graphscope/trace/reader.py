@@ -136,12 +136,10 @@ def _load(
         raw["api"] = {name: column[~backtrace] for name, column in raw["api"].items()}
     _attach_nvtx_text(db, tables["nvtx"], raw["nvtx"], symbols)
 
-    process_keys = np.concatenate(
-        [entities.process_key(entities.distinct(raw[k]["global_tid"])) for k in CPU_KEYS]
-        + [entities.process_key(entities.distinct(raw[k]["global_pid"])) for k in GPU_KEYS]
-    )
-    processes = entities.build_processes(db, symbols, process_keys, info.warnings)
     all_tids = np.concatenate([entities.distinct(raw[k]["global_tid"]) for k in CPU_KEYS])
+    all_pids = np.concatenate([entities.distinct(raw[k]["global_pid"]) for k in GPU_KEYS])
+    process_keys = entities.process_key(np.concatenate([all_tids, all_pids]))
+    processes = entities.build_processes(db, symbols, process_keys, info.warnings)
     threads = entities.build_threads(db, symbols, all_tids, processes)
 
     order = {key: _sort_by_start(columns) for key, columns in raw.items()}
@@ -154,7 +152,7 @@ def _load(
             columns["thread"] = entities.index_of(threads.global_tid, global_tid)
             columns["process"] = threads.process[columns["thread"]] if len(global_tid) else np.empty(0, np.int32)
         else:
-            columns["process"] = entities.index_of(processes.key, entities.process_key(columns.pop("global_pid")))
+            columns["process"] = entities.process_index(processes.key, columns.pop("global_pid"))
         later = {n: s for n, s in TABLES[key][1].items() if n not in eager[key]}
         limit = (rowids or {}).get(key)
         deferred = (
