@@ -162,8 +162,8 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     if args.top < 0:
         raise BadInputError("--top cannot be negative")
     trace = load_trace(args.file)
-    analysis = analyze(trace)
     scope = parse_scope(trace, args.range, args.nvtx)
+    analysis = analyze(trace) if args.by_nvtx else None  # else summarize analyses alongside its kernel table
     summary = summarize(trace, args.top, analysis, scope, whole=args.whole_trace)
     if args.by_nvtx:
         from graphscope.analysis.nvtx_table import nvtx_table

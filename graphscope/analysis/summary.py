@@ -5,7 +5,7 @@ The keys follow the JSON contract of ARCHITECTURE.md; extra keys add what a user
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,10 +79,31 @@ def summarize(
     Counts and `launch.overhead_ratio` follow the contract in ARCHITECTURE.md for the scope; the
     verdict uses the steady state (`launch.steady_state`, see analysis/steady.py).
     """
-    analysis = analyze(trace) if analysis is None else analysis
-    work, launches, graphs = analysis.work, analysis.launches, analysis.graphs
     if scope is None and not whole:
         scope = measured_scope(trace)
+    # numpy releases the GIL, so the kernel table and idle gaps build alongside the launch analysis and
+    # account; on very large traces one after the other, so that their temporary arrays do not add up
+    pool = ThreadPoolExecutor(max_workers=1) if len(trace.kernels) < CONCURRENT_BELOW else None
+    try:
+        whole_kernels = None  # the whole trace's kernel table needs no launch analysis
+        if pool and scope is None and analysis is None:
+            whole_kernels = pool.submit(kernel_stats, trace, "short_name")
+        analysis = analyze(trace) if analysis is None else analysis
+        return _summarize(trace, top, analysis, scope, pool, whole_kernels)
+    finally:
+        if pool:
+            pool.shutdown()
+
+
+def _summarize(
+    trace: Trace,
+    top: int,
+    analysis: TraceAnalysis,
+    scope: Scope | None,
+    pool: ThreadPoolExecutor | None,
+    whole_kernels: Future | None,
+) -> dict[str, Any]:
+    work, launches, graphs = analysis.work, analysis.launches, analysis.graphs
     rows = scoped_rows(trace, analysis.correlation, work, scope) if scope is not None else None
 
     def inside(mask: np.ndarray | None, length: int) -> np.ndarray:
@@ -96,24 +117,20 @@ def summarize(
     graph_calls = launches.of_kind(ApiKind.GRAPH_LAUNCH) & calls_in
     kernel_launch_ns = int(launches.api_ns[kernel_calls].sum())
     graph_launch_ns = int(launches.api_ns[graph_calls].sum())
-    # numpy releases the GIL, so the kernel table and idle gaps build alongside the launch account; on
-    # very large traces one after the other, so that their temporary arrays do not add up (peak memory)
     kernel_rows = None if rows is None else np.flatnonzero(kernels_in)
     scoped_work = work if rows is None else work.take(work_in)
     devices = device_time(scoped_work) if rows is not None else analysis.devices
 
     def side_tables() -> tuple[Table, list[IdleGaps]]:
         gaps = [idle_gaps(trace, scoped_work, d.device) for d in devices]
-        return kernel_stats(trace, "short_name", kernel_rows), gaps
+        stats = whole_kernels.result() if whole_kernels else kernel_stats(trace, "short_name", kernel_rows)
+        return stats, gaps
 
-    pool = ThreadPoolExecutor(max_workers=1) if len(trace.kernels) < CONCURRENT_BELOW else None
     side = pool.submit(side_tables) if pool else None
     account = launch_account(trace, launches, work, graphs, api_in, work_in, sum(d.busy_ns for d in devices))
     verdict = steady_verdict(account, node_traced=trace.info.graph_trace_mode == "node")
     launch_ns = kernel_launch_ns + graph_launch_ns
     stats, device_gaps = side.result() if side else side_tables()
-    if pool:
-        pool.shutdown()
     top_kernels = [
         {
             "name": elide(trace.symbols.name(int(stats.key[i]))),
