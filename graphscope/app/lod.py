@@ -28,7 +28,7 @@ class Runs:
     start: np.ndarray
     end: np.ndarray
     color: np.ndarray
-    busy: np.ndarray  # time covered by events inside the run
+    busy: np.ndarray | None  # time covered by events inside the run (None: raw events, their lengths)
 
     def __len__(self) -> int:
         return len(self.start)
@@ -74,13 +74,15 @@ class LodLane:
         self.start = np.asarray(start, dtype=np.float64)
         self.end = np.asarray(end, dtype=np.float64)
         self.color = np.asarray(color, dtype=np.int16)
-        self._reach = np.maximum.accumulate(self.end) if len(self.end) else self.end
+        ends = self.end
+        in_order = len(ends) < 2 or bool(np.all(ends[1:] >= ends[:-1]))  # a stream's work: no overlaps
+        self._reach = ends if in_order else np.maximum.accumulate(ends)  # latest end so far
         self.levels: list[tuple[float, Runs]] = []
-        runs = self._raw = Runs(self.start, self.end, self.color, self.end - self.start)
-        if len(runs) <= MIN_LEVEL_RUNS:
+        if len(self.start) <= MIN_LEVEL_RUNS:
             return
         span = float(self._reach[-1] - self.start[0])
         resolution = self._first_resolution()
+        runs = Runs(self.start, self.end, self.color, None)  # raw events: busy = length, computed by merge
         while len(runs) > MIN_LEVEL_RUNS and resolution < span:
             runs = merge(runs.start, runs.end, runs.color, resolution, runs.busy)
             self.levels.append((resolution, runs))
@@ -95,7 +97,8 @@ class LodLane:
         """
         spacing = np.diff(self.start)
         rank = (3 * (len(spacing) - 1)) // 4  # the lower 75th percentile: one partition, no interpolation
-        target = float(np.partition(spacing, rank)[rank])
+        spacing.partition(rank)  # in place: the differences are a temporary
+        target = float(spacing[rank])
         if target <= BASE_RESOLUTION_NS:
             return BASE_RESOLUTION_NS
         steps = np.ceil(np.log(target / BASE_RESOLUTION_NS) / np.log(LEVEL_FACTOR))
@@ -106,7 +109,7 @@ class LodLane:
 
     def visible(self, x0: float, x1: float, pixel: float) -> Runs:
         """Runs to draw for the window [x0, x1] where one pixel spans `pixel` time units."""
-        source = self._raw
+        source = Runs(self.start, self.end, self.color, None)
         reach = self._reach
         for resolution, runs in self.levels:
             if resolution > pixel:
@@ -114,7 +117,8 @@ class LodLane:
             source, reach = runs, runs.end  # runs are disjoint: their ends are sorted
         lo = int(np.searchsorted(reach, x0, side="right"))
         hi = int(np.searchsorted(source.start, x1, side="right"))
-        return merge(source.start[lo:hi], source.end[lo:hi], source.color[lo:hi], pixel, source.busy[lo:hi])
+        busy = None if source.busy is None else source.busy[lo:hi]
+        return merge(source.start[lo:hi], source.end[lo:hi], source.color[lo:hi], pixel, busy)
 
     def window(self, x0: float, x1: float) -> tuple[int, int]:
         """Index range [lo, hi) of the raw events that overlap [x0, x1]."""
