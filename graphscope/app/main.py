@@ -100,6 +100,9 @@ def run_gui(
     check_display(screenshot is not None)
     target = Path(path) if path is not None else demo_trace()
     early = _start_loading(target)  # reading the file overlaps Qt's start-up (~0.5 s)
+    from graphscope.trace.bulk import reader_ready
+
+    reader_ready()  # Qt's imports would hold the GIL against the reader's own until the read starts
     from PySide6.QtCore import QThreadPool, QTimer, QtMsgType, qInstallMessageHandler
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication

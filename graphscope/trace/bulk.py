@@ -305,9 +305,18 @@ def _connectorx_available() -> bool:
     return True
 
 
+def reader_ready() -> bool:
+    """Import what the reader needs (connectorx and pyarrow); True if connectorx is there."""
+    if not _connectorx_available():
+        return False
+    import pyarrow  # noqa: F401  (connectorx loads it on its first read)
+
+    return True
+
+
 def import_in_background() -> None:
     """Start importing connectorx (and pyarrow, ~0.1 s) while SQLite answers the small queries."""
-    threading.Thread(target=_connectorx_available, daemon=True).start()
+    threading.Thread(target=reader_ready, daemon=True).start()
 
 
 def _read_with_connectorx(db: ExportDatabase, sql: str, defaults: list[int]) -> list[list[np.ndarray]]:
