@@ -6,6 +6,8 @@ Errors in the user's input print one line on stderr and exit with status 2; neve
 from __future__ import annotations
 
 import argparse
+import functools
+import gc
 import json
 import os
 import sqlite3
@@ -152,6 +154,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_shot(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """A command that reads, answers and exits: Python's cycle collector stays off while it runs. Its
+    arrays are freed by reference counting; the collector would only rescan the objects of the imports
+    (7 ms of a 1M-event summary)."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        gc.disable()
+        try:
+            return command(args)
+        finally:
+            gc.enable()
+
+    return run
+
+
+@_one_shot
 def _cmd_summary(args: argparse.Namespace) -> int:
     from graphscope.analysis.scope import parse_scope
     from graphscope.analysis.summary import analyze, summarize
@@ -313,6 +332,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+@_one_shot
 def _cmd_report(args: argparse.Namespace) -> int:
     from graphscope.core.errors import BadInputError
     from graphscope.report.compare import build_report
@@ -335,6 +355,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+@_one_shot
 def _cmd_export(args: argparse.Namespace) -> int:
     from graphscope.analysis.summary import analyze
     from graphscope.core.errors import BadInputError

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -61,3 +62,14 @@ def test_the_installed_command_exits_2_without_traceback(tmp_path):
     )
     assert result.returncode == 2 and result.stderr.startswith("graphscope: error:")
     assert "Traceback" not in result.stderr
+
+
+def test_the_cycle_collector_is_off_during_a_summary_and_back_on_after(monkeypatch, capsys):
+    import graphscope.analysis.summary as summary_module
+
+    seen = []
+    original = summary_module.summarize
+    monkeypatch.setattr(summary_module, "summarize", lambda *a, **k: seen.append(gc.isenabled()) or original(*a, **k))
+    assert main(["summary", "--json", str(H200_NODE)]) == 0
+    assert seen == [False] and gc.isenabled()
+    capsys.readouterr()
