@@ -17,13 +17,13 @@ def api_kinds(symbols: SymbolTable, name_ids: np.ndarray) -> np.ndarray:
     if len(name_ids) == 0:
         return np.empty(0, dtype=np.int8)
     size = len(symbols)
-    known = symbols.valid(name_ids)
+    known = None if symbols.all_valid(name_ids) else symbols.valid(name_ids)  # None: every id (no masks)
     present = np.zeros(size, dtype=bool)
-    present[name_ids[known]] = True
+    present[name_ids if known is None else name_ids[known]] = True
     lookup = np.zeros(size + 1, dtype=np.int8)  # the extra last slot answers ids StringIds lacks
     for symbol_id in np.flatnonzero(present).tolist():
         lookup[symbol_id] = classify_api(symbols.name(symbol_id))
-    return lookup[np.where(known, name_ids, size)]
+    return lookup[name_ids if known is None else np.where(known, name_ids, size)]
 
 
 @dataclass

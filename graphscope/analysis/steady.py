@@ -71,14 +71,22 @@ class LaunchAccount:
 def launch_keys(trace: Trace, launches: LaunchMetrics, work: Table, graphs: GraphLaunches) -> np.ndarray:
     """Per launch call: its kernel's identity (mangled name, else short name), or _GRAPH_KEY + graph id;
     -1 when it launched nothing."""
-    keys = np.full(len(launches.rows), -1, dtype=np.int64)
     first = launches.first_work
-    kernel_work = (first >= 0) & (launches.kind == ApiKind.KERNEL_LAUNCH)
-    is_kernel = np.zeros(len(first), dtype=bool)
-    is_kernel[kernel_work] = work.kind[first[kernel_work]] == WORK_KINDS.index("kernels")
-    rows = work.source_row[first[is_kernel]]
+    wanted = (first >= 0) & (launches.kind == ApiKind.KERNEL_LAUNCH)
+    calls = None if wanted.all() else np.flatnonzero(wanted)  # None: every call (the usual eager trace)
+    work_rows = first if calls is None else first[calls]
+    on_kernel = work.kind[work_rows] == WORK_KINDS.index("kernels")
+    if not on_kernel.all():
+        calls = np.flatnonzero(on_kernel) if calls is None else calls[on_kernel]
+        work_rows = work_rows[on_kernel]
+    rows = work.source_row[work_rows]
     mangled = trace.kernels.mangled[rows]  # a kernel's identity: template instances share a short name
-    keys[is_kernel] = np.where(mangled >= 0, mangled, trace.kernels.short_name[rows])
+    identity = np.where(mangled >= 0, mangled, trace.kernels.short_name[rows]).astype(np.int64)
+    if calls is None:
+        keys = identity
+    else:
+        keys = np.full(len(first), -1, dtype=np.int64)
+        keys[calls] = identity
     if len(graphs):
         linked = graphs.api_row >= 0
         graph_of = dict(zip(graphs.api_row[linked].tolist(), graphs.graph_id[linked].tolist()))

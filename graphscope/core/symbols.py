@@ -60,6 +60,10 @@ class SymbolTable:
         """Boolean mask: which ids point inside the table."""
         return (ids >= 0) & (ids < len(self._strings))
 
+    def all_valid(self, ids: np.ndarray) -> bool:
+        """Whether every id points inside the table (two reductions, no mask)."""
+        return not len(ids) or (int(ids.min()) >= 0 and int(ids.max()) < len(self._strings))
+
     def _index(self) -> dict[str, int]:
         if self._ids is None:
             self._ids = {}

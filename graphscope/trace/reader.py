@@ -261,14 +261,13 @@ def _check_rows(raw: dict[str, dict[str, np.ndarray]], symbols: SymbolTable, war
         start, ends = columns.get("start"), columns.get("end")
         if start is None or ends is None or not len(start):
             continue
-        timed = ends >= 0 if key == "nvtx" else np.ones(len(ends), dtype=bool)
-        negative = timed & (ends < start)
+        negative = (ends >= 0) & (ends < start) if key == "nvtx" else ends < start
         if negative.any():
             warnings.append(f"{key}: {int(negative.sum())} rows end before they start; their durations count as 0")
             ends[negative] = start[negative]
         for column in ("name", "short_name", "text"):
             ids = columns.get(column)
-            if ids is not None and len(symbols):
+            if ids is not None and len(symbols) and not symbols.all_valid(ids):
                 dangling = (ids >= 0) & ~symbols.valid(ids) if column == "text" else ~symbols.valid(ids)
                 if dangling.any():
                     warnings.append(f"{key}: {int(dangling.sum())} rows name strings that StringIds lacks")
