@@ -71,11 +71,11 @@ def _dense_lookup(process: np.ndarray, correlation: np.ndarray, processes: int) 
     width = high + 1
     if low < 0 or processes * width > _DENSE_SLACK * len(correlation) + 4096:
         return None
-    keys = process.astype(np.int64) * width + correlation
+    keys = correlation if processes == 1 else process.astype(np.int64) * width + correlation
     table = np.full(processes * width, NULL, dtype=np.int32)
     table[keys] = np.arange(len(keys), dtype=np.int32)
-    if not np.array_equal(table[keys], np.arange(len(keys), dtype=np.int32)):
-        return None  # a repeated id: which call won the write is unspecified
+    if np.count_nonzero(table != NULL) != len(keys):
+        return None  # a repeated id (fewer slots written than calls): which call won the write is unspecified
     del keys
 
     def find(gpu_process: np.ndarray, gpu_correlation: np.ndarray) -> np.ndarray:

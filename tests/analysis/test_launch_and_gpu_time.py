@@ -43,6 +43,21 @@ def test_launch_durations_and_latencies():
     assert metrics.latency_ns.tolist() == [15, 48, 50]
 
 
+def test_a_trace_of_launch_calls_only_measures_the_same_as_a_mixed_one():
+    """Every call a launch (the whole-column path) and a mixed trace (gathers) agree, -1/NaN included."""
+    calls = [{"start": 10 * i, "end": 10 * i + 3, "correlation": i + 1, "name": 0} for i in range(4)]
+    kernels = [{"start": 10 * i + 5, "end": 10 * i + 8, "correlation": i + 1} for i in (0, 1, 3)]  # call 2: none
+    launches_only = make_trace(api=calls, kernels=kernels, names=NAMES)
+    mixed = make_trace(
+        api=[*calls, {"start": 100, "end": 101, "correlation": 9, "name": 2}], kernels=kernels, names=NAMES
+    )
+    a, b = (launch_metrics(t, _work(t)) for t in (launches_only, mixed))
+    assert a.rows.tolist() == b.rows.tolist() == [0, 1, 2, 3] and a.rows.dtype == b.rows.dtype == np.int32
+    assert a.first_work.tolist() == b.first_work.tolist() == [0, 1, -1, 2]
+    assert np.array_equal(a.latency_ns, b.latency_ns, equal_nan=True) and np.isnan(a.latency_ns[2])
+    assert a.api_ns.tolist() == b.api_ns.tolist() == [3, 3, 3, 3]
+
+
 def test_busy_idle_and_host_wait_gaps():
     trace = _trace()
     (device,) = device_time(_work(trace))
