@@ -10,8 +10,14 @@ from graphscope.trace.model import Trace
 
 
 def kernel_identity(kernels: Table) -> np.ndarray:
-    """The symbol id that identifies a kernel: mangled name, else demangled name, else short name."""
-    identity = np.where(kernels.mangled >= 0, kernels.mangled, kernels.name)
+    """The symbol id that identifies a kernel: mangled name, else demangled name, else short name.
+
+    Where every kernel has a mangled name (the usual export) the demangled names are not read at all.
+    """
+    mangled = kernels.mangled
+    if not len(mangled) or mangled.min() >= 0:
+        return mangled
+    identity = np.where(mangled >= 0, mangled, kernels.name)
     return np.where(identity >= 0, identity, kernels.short_name)
 
 

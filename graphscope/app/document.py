@@ -20,7 +20,7 @@ from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.table import Table
 from graphscope.graph.from_trace import dags_from_trace
 from graphscope.graph.model import Dag
-from graphscope.trace import Trace, load_trace, schema
+from graphscope.trace import Trace, load_trace
 from graphscope.trace.database import ExportDatabase
 from graphscope.trace.nsysrep import export_to_sqlite
 from graphscope.trace.schema import ApiKind
@@ -110,7 +110,7 @@ def open_document(
         path = export_to_sqlite(path, progress, cancel)
     with ExportDatabase(path) as db:
         window = plan_window(db, max_events or memory_budget_events(), window_start)
-    trace = load_trace(path, lambda f, m: progress(0.7 * f, m), cancel, schema.TIMELINE_COLUMNS, window)
+    trace = load_trace(path, lambda f, m: progress(0.7 * f, m), cancel, window=window)
     progress(0.75, "analysing launches, laying out lanes")
     if align_to == ALIGN_FOCUS:  # the lanes start where the focus does: one after the other
         analysis, default_scope, focus = _analysis_and_focus(trace, cancel)

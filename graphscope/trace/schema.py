@@ -133,8 +133,6 @@ SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 """Columns read up front by default: what the summary, the timeline's lanes and the launch joins use.
 Every other column of these tables is deferred (read on first use); other tables are read whole."""
-TIMELINE_COLUMNS: dict[str, tuple[str, ...]] = {"kernels": ("name",)}
-"""Read up front as well when the GUI opens a trace (the Kernels table keys kernels by full identity)."""
 
 REQUIRED = {
     RUNTIME: ("start", "end", "nameId"),

@@ -93,3 +93,12 @@ def test_the_window_ends_where_its_last_work_ends():
     analysis.work.end = np.array([150_000], np.int64)  # one long kernel in the middle of the calls
     low, high = activity_window(trace, analysis)
     assert low == 0 and high == 150_000
+
+
+def test_kernel_names_are_read_only_when_a_kernel_lacks_its_mangled_name():
+    """The first frame and the Kernels table key kernels by mangled name: demangled names stay on disk
+    unless some kernel has none (then they identify it)."""
+    mangled = open_document(DATA / "cestwc__balinski-and-gomory-cuda__report1.sqlite")  # the panels built too
+    assert "name" in mangled.trace.kernels.deferred and len(mangled.stats)
+    unmangled = open_document(DATA / "PolPuigPuy__OpenACC_Project_PolPuig__report2.sqlite")
+    assert "name" not in unmangled.trace.kernels.deferred and len(unmangled.stats)
