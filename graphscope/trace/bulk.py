@@ -255,20 +255,24 @@ def _read_chunk(
     if batches is None:
         select = ", ".join(f"CAST({v} AS INTEGER)" for v in values)
         batches = [db.read_integers(f"SELECT {select} FROM {quoted(table)}{where}", len(present))]
-    filled = 0
-    for batch in batches:
-        rows = len(batch[0])
-        if filled + rows > chunk.rows:
-            raise NotAnExportError(f"{db.path}: the file is damaged (table {table} holds more rows than it counts)")
-        for name, values in zip(present, batch):
-            spec = specs[name]
-            fitted, lost = fit(values, np.dtype(spec.dtype), spec.default, spec.unsigned)
-            if lost:
-                kind = np.dtype(spec.dtype).name
-                notes.append(f"{table}.{sources[name]}: values that do not fit {kind} were treated as missing")
-            start = chunk.offset + filled
-            out[name][start : start + rows] = fitted
-        filled += rows
+    filled = sum(len(batch[0]) for batch in batches)
+    if filled > chunk.rows:
+        raise NotAnExportError(f"{db.path}: the file is damaged (table {table} holds more rows than it counts)")
+    for column, name in enumerate(present):
+        spec, dtype = specs[name], np.dtype(specs[name].dtype)
+        target = out[name][chunk.offset : chunk.offset + filled]
+        parts = [batch[column] for batch in batches]
+        # whole columns, not batch by batch: a few numpy calls a column, so a few GIL handovers (each may
+        # wait for another thread, such as the GUI's imports) instead of a few per batch
+        if not parts:
+            continue
+        if all(part.dtype == dtype for part in parts):
+            np.concatenate(parts, out=target)  # straight into place
+            continue
+        fitted, lost = fit(parts[0] if len(parts) == 1 else np.concatenate(parts), dtype, spec.default, spec.unsigned)
+        if lost:
+            notes.append(f"{table}.{sources[name]}: values that do not fit {dtype.name} were treated as missing")
+        target[:] = fitted
     return filled, notes
 
 
