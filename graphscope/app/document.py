@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,11 +19,10 @@ from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.table import Table
 from graphscope.graph.from_trace import dags_from_trace
 from graphscope.graph.model import Dag
-from graphscope.trace import Trace, load_trace
-from graphscope.trace.database import ExportDatabase
-from graphscope.trace.nsysrep import export_to_sqlite
+from graphscope.trace import Trace
+from graphscope.trace.reader import load_for_view
 from graphscope.trace.schema import ApiKind
-from graphscope.trace.window import Window, memory_budget_events, plan_window
+from graphscope.trace.window import Window
 
 ALIGN_FOCUS = "<focus>"
 
@@ -105,12 +103,19 @@ def open_document(
     A file with more events than this machine's memory holds (`max_events`, by default from
     trace/window.py's budget) is read a time window at a time, from `window_start`.
     """
-    path = Path(path)
-    if path.suffix == ".nsys-rep":
-        path = export_to_sqlite(path, progress, cancel)
-    with ExportDatabase(path) as db:
-        window = plan_window(db, max_events or memory_budget_events(), window_start)
-    trace = load_trace(path, lambda f, m: progress(0.7 * f, m), cancel, window=window)
+    trace, window = load_for_view(path, lambda f, m: progress(0.7 * f, m), cancel, window_start, max_events)
+    return build_document(trace, window, progress, cancel, align_to, panels)
+
+
+def build_document(
+    trace: Trace,
+    window: Window | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    align_to: str | None = None,
+    panels: bool = True,
+) -> TraceDocument:
+    """Analyse and lay out a loaded trace (`open_document` without the read)."""
     progress(0.75, "analysing launches, laying out lanes")
     if align_to == ALIGN_FOCUS:  # the lanes start where the focus does: one after the other
         analysis, default_scope, focus = _analysis_and_focus(trace, cancel)

@@ -11,10 +11,13 @@ import os
 import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from graphscope.app.selection import Selection, parse_selection
 from graphscope.core.errors import BadInputError
 from graphscope.core.settings import demo_trace
+
+if TYPE_CHECKING:
+    from graphscope.app.selection import Selection
 
 INVISIBLE_PLATFORMS = ("offscreen", "minimal")
 XCB_PACKAGES = "libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxkbcommon-x11-0 libegl1 libfontconfig1"
@@ -92,7 +95,11 @@ def run_gui(
     picture) and leaves them untouched.
     """
     dimensions = parse_size(size)
-    selection = parse_selection(select) if select else None
+    selection = None
+    if select:
+        from graphscope.app.selection import parse_selection
+
+        selection = parse_selection(select)
     if screenshot is not None:
         check_screenshot_path(screenshot)
     if path is not None and not Path(path).exists():
@@ -163,11 +170,22 @@ def run_gui(
 
 
 def _start_loading(path: Path) -> Future:
-    """Open the document on a plain thread before Qt is even imported (the loader needs no Qt)."""
-    from graphscope.app.document import open_document
+    """Open the document on a plain thread before Qt is even imported (the loader needs no Qt).
+
+    The read starts as soon as the reader's own modules are in; the analysis and layout modules load
+    meanwhile, on the main thread (the window imports them too), instead of delaying it.
+    """
+
+    def load():
+        from graphscope.trace.reader import load_for_view
+
+        trace, window = load_for_view(path)
+        from graphscope.app.document import build_document
+
+        return build_document(trace, window, panels=False)
 
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphscope-open")
-    future = pool.submit(open_document, path, panels=False)
+    future = pool.submit(load)
     pool.shutdown(wait=False)
     return future
 

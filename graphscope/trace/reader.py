@@ -22,7 +22,7 @@ from graphscope.trace import entities, metadata, schema
 from graphscope.trace.bulk import import_in_background, read_tables
 from graphscope.trace.database import ColumnSpec, ExportDatabase, as_int, quoted
 from graphscope.trace.model import Trace
-from graphscope.trace.window import Window, rowid_ranges
+from graphscope.trace.window import Window, memory_budget_events, plan_window, rowid_ranges
 
 _MAX_STRING_ID_SLACK = 1 << 20
 _MAX_STRING = 1 << 16  # no real name is this long; a damaged or hostile file's would flood every view
@@ -65,6 +65,26 @@ def load_trace(
     import_in_background()
     with ExportDatabase(path) as db:
         return _load(db, progress, cancel, columns, window)
+
+
+def load_for_view(
+    path: str | os.PathLike[str],
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    window_start: int | None = None,
+    max_events: int | None = None,
+) -> tuple[Trace, Window | None]:
+    """The trace a window shows, and the part of the file it holds: a file with more events than this
+    machine's memory holds (`max_events`, by default trace/window.py's budget) is read a time window
+    at a time, from `window_start`; None when the whole file was read."""
+    path = Path(path)
+    if path.suffix == ".nsys-rep":
+        from graphscope.trace.nsysrep import export_to_sqlite
+
+        path = export_to_sqlite(path, progress, cancel)
+    with ExportDatabase(path) as db:
+        window = plan_window(db, max_events or memory_budget_events(), window_start)
+    return load_trace(path, progress, cancel, window=window), window
 
 
 def _eager_names(key: str, columns: Columns) -> set[str]:

@@ -86,7 +86,7 @@ def test_a_file_larger_than_memory_opens_a_window_at_a_time(window, qtbot, monke
     from graphscope.trace import window as windows
 
     monkeypatch.setattr(windows, "memory_budget_events", lambda: 3000)  # as if this file did not fit
-    monkeypatch.setattr("graphscope.app.document.memory_budget_events", lambda: 3000)
+    monkeypatch.setattr("graphscope.trace.reader.memory_budget_events", lambda: 3000)
     with qtbot.waitSignal(window.loaded, timeout=30_000):
         window.open_path(H200_NODE)
     first = window.document.window
