@@ -169,9 +169,8 @@ def build_layout(trace: Trace, origin: int | None = None) -> TimelineLayout:
         group = _process_label(trace, symbols, process)
         for thread in np.flatnonzero(trace.threads.process == process):
             lanes += _thread_lanes(trace, origin, group, int(thread))
-    for device in np.unique(
-        np.concatenate([t.device for t in (trace.kernels, trace.memcpy, trace.memset, trace.graph_launches)])
-    ):
+    tables = (trace.kernels, trace.memcpy, trace.memset, trace.graph_launches)
+    for device in _small_distinct(np.concatenate([_small_distinct(t.device) for t in tables])):
         lanes += _gpu_lanes(trace, origin, int(device))
     sizes = {
         API: len(trace.api),
