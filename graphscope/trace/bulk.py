@@ -32,8 +32,13 @@ MIN_ROW_BYTES = 6  # a table row's least size in an SQLite file: cell pointer, s
 
 
 def read_threads() -> int:
-    """Threads for reading: one per core (users' machines have 8-64), at most 32."""
-    return max(1, min(32, os.cpu_count() or 1))
+    """Threads for reading: one per core this process may run on (users' machines have 8-64; a
+    container or `taskset` may allow fewer than the machine has), at most 32."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(32, cores))
 
 
 @dataclass(frozen=True)
@@ -341,19 +346,30 @@ def _read_with_connectorx(db: ExportDatabase, sql: str, defaults: list[int]) -> 
     return batches
 
 
+_NUMERIC_ARROW_TYPES = {  # Arrow's name of a type -> numpy's
+    **{name: np.dtype(name) for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")},
+    "float": np.dtype(np.float32),
+    "double": np.dtype(np.float64),
+}
+
+
 def _filled(column, default: int) -> np.ndarray:
-    """An Arrow integer or float column as numpy, its NULLs set to `default` by the validity bitmap (Arrow's
-    own conversion would turn a column with NULLs into floats, losing 64-bit ids)."""
-    dtype = np.dtype(column.type.to_pandas_dtype())
-    if dtype.kind not in "iuf":
+    """An Arrow integer or float column as numpy, its NULLs set to `default` by the validity bitmap.
+
+    The values buffer is viewed directly: pyarrow's own conversions import pandas wherever it is
+    installed (0.3 s of every read on such a machine) and turn a column with NULLs into floats,
+    which loses 64-bit ids.
+    """
+    dtype = _NUMERIC_ARROW_TYPES.get(str(column.type))
+    if dtype is None:
         raise TypeError("a column holds text where numbers belong")
     nulls, rows = column.null_count, len(column)
-    if not nulls:
-        return column.to_numpy()
     if nulls == rows:
         return np.full(rows, default, dtype)
     validity, data = column.buffers()[:2]
     end = column.offset + rows
     values = np.frombuffer(data, dtype, count=end)[column.offset :]
+    if not nulls:
+        return values
     valid = np.unpackbits(np.frombuffer(validity, np.uint8), count=end, bitorder="little")[column.offset :]
     return np.where(valid.view(bool), values, dtype.type(default))

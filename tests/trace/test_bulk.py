@@ -140,3 +140,13 @@ def test_declared_integer_types_are_recognised_in_any_case(tmp_path):
     with ExportDatabase(path) as db:
         assert [db.declared_integer("T", c) for c in "abcdefg"] == [True, True, True, False, False, False, True]
         assert not db.declared_integer("missing", "a")
+
+
+def test_reading_uses_the_cores_this_process_may_run_on(monkeypatch):
+    """`taskset -c 0,1` or a container's cpuset: two threads, not one per core of the machine."""
+    from graphscope.trace import bulk
+
+    monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert bulk.read_threads() == 2
+    monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: set(range(128)), raising=False)
+    assert bulk.read_threads() == 32
