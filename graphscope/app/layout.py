@@ -205,7 +205,7 @@ def _thread_lanes(trace: Trace, origin: int, group: str, thread: int) -> list[La
     tid = int(trace.threads.tid[thread])
     thread_name = trace.symbols.name(int(trace.threads.name[thread]))
     api = trace.api
-    rows = _rows_where(api.thread == thread) if len(api) else np.empty(0, np.int64)
+    rows = _rows_where(api.thread == thread)
     count = len(api) if rows is None else len(rows)
     if count:
         name = _subset(api.name, rows)
