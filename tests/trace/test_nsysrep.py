@@ -50,3 +50,15 @@ def test_a_failing_export_is_reported(report, monkeypatch, tmp_path):
     with pytest.raises(BadInputError, match="nsys export failed: ERROR: report is corrupt"):
         load_trace(report)
     assert not report.with_suffix(".sqlite").exists()
+
+
+def test_the_gui_opens_a_report_through_its_export(report, monkeypatch, tmp_path):
+    """`graphscope open run.nsys-rep`: exported first, then planned and read like any export."""
+    from graphscope.app.document import open_document
+    from graphscope.trace.reader import load_for_view
+
+    monkeypatch.setenv("GRAPHSCOPE_NSYS", str(_fake_nsys(tmp_path, f'cp "{FORKJOIN}" "$out"')))
+    trace, window = load_for_view(report)
+    assert len(trace.kernels) == 52 and window is None
+    document = open_document(report, panels=False)
+    assert len(document.trace.kernels) == 52 and document.layout.lanes
