@@ -96,3 +96,16 @@ def test_a_file_larger_than_memory_opens_a_window_at_a_time(window, qtbot, monke
         window.open_window(+1)
     second = window.document.window
     assert second.start == first.end and "previous" in window.scope_banner.text()
+
+
+def test_the_histograms_are_drawn_when_their_tab_is_first_shown(window, open_trace, qtbot):
+    """Built on first show (not at start-up), with the values the panel was given while hidden."""
+    open_trace(H200_NODE)
+    panel = window.histograms
+    assert panel.latency is None  # the Details tab is in front
+    window.side_tabs.setCurrentWidget(panel)
+    qtbot.waitUntil(lambda: panel.latency is not None, timeout=5_000)
+    curves = [item for item in panel.duration.getPlotItem().items if hasattr(item, "getData")]
+    assert curves and curves[0].getData()[1].sum() == len(
+        window.current_view.duration_ns[window.current_view.duration_ns > 0]
+    )
