@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from graphscope.core.table import NULL
+from graphscope.core.table import NULL, within
 from graphscope.trace.model import Trace
 
 GPU_KINDS = ("kernels", "memcpy", "memset", "sync", "graph_launches")
@@ -59,10 +59,6 @@ Lookup = Callable[[np.ndarray, np.ndarray], np.ndarray]
 _DENSE_SLACK = 2  # a lookup table at most this many times the API rows (plus a little)
 
 
-def _within(values: np.ndarray, size: int) -> bool:
-    return not len(values) or (int(values.min()) >= 0 and int(values.max()) < size)
-
-
 def _dense_lookup(process: np.ndarray, correlation: np.ndarray, processes: int) -> Lookup | None:
     """Calls found by indexing a table of (process, correlationId): correlation ids count up from 1
     in each process, so the table is barely larger than the calls. None when the ids are too sparse,
@@ -79,7 +75,7 @@ def _dense_lookup(process: np.ndarray, correlation: np.ndarray, processes: int) 
     del keys
 
     def find(gpu_process: np.ndarray, gpu_correlation: np.ndarray) -> np.ndarray:
-        if _within(gpu_correlation, width) and _within(gpu_process, processes):  # the usual case: no masks
+        if within(gpu_correlation, width) and within(gpu_process, processes):  # the usual case: no masks
             return table[gpu_correlation if processes == 1 else gpu_process.astype(np.int64) * width + gpu_correlation]
         valid = (gpu_correlation >= 0) & (gpu_correlation < width) & (gpu_process >= 0) & (gpu_process < processes)
         keys = np.where(valid, gpu_process.astype(np.int64) * width + gpu_correlation, 0)

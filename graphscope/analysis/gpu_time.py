@@ -8,7 +8,7 @@ import numpy as np
 
 from graphscope.analysis import intervals
 from graphscope.analysis.correlation import Correlation
-from graphscope.core.table import Table
+from graphscope.core.table import Table, rows_where
 from graphscope.trace.entities import distinct
 from graphscope.trace.model import Trace
 
@@ -121,8 +121,7 @@ def idle_gaps(trace: Trace, work: Table, device: int, stream: int | None = None)
     mine = work.device == device
     if stream is not None:
         mine &= work.stream == stream
-    if mine.all():  # one GPU (and one stream): no copies
-        mine = slice(None)
+    mine = rows_where(mine)  # one GPU (and one stream): no copies
     start, end, calls = work.start[mine], work.end[mine], work.api_row[mine]
     gap_start, gap_end, next_index = intervals.gaps(start, end)
     calls = calls[next_index]

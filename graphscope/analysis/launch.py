@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphscope.core.symbols import SymbolTable
-from graphscope.core.table import Table
+from graphscope.core.table import Table, row_numbers, rows_where
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import ApiKind, classify_api
 
@@ -44,24 +44,18 @@ def launch_metrics(trace: Trace, work: Table) -> LaunchMetrics:
     """Launch duration and latency for every launch call. `work` is `gpu_work(...)`."""
     api = trace.api
     kinds = api_kinds(trace.symbols, api.name)
-    launch = (kinds == ApiKind.KERNEL_LAUNCH) | (kinds == ApiKind.GRAPH_LAUNCH)
-    every = bool(launch.all())  # a trace of launch calls only: whole columns, no gathers
-    rows = np.arange(len(api), dtype=np.int32) if every else np.flatnonzero(launch)  # intp: fast gathers
-
-    def of_launches(column: np.ndarray) -> np.ndarray:
-        return column if every else column[rows]
-
-    first = of_launches(_first_activity(len(api), work))
-    call_start = of_launches(api.start)
+    rows = rows_where((kinds == ApiKind.KERNEL_LAUNCH) | (kinds == ApiKind.GRAPH_LAUNCH))
+    first = _first_activity(len(api), work)[rows]
+    call_start = api.start[rows]
     if not len(work):
-        latency = np.full(len(rows), np.nan)
+        latency = np.full(len(call_start), np.nan)
     elif len(first) and first.min() >= 0:  # every call caused work
         latency = (work.start[first] - call_start).astype(np.float64)
     else:
         latency = (work.start[np.maximum(first, 0)] - call_start).astype(np.float64)
         latency[first < 0] = np.nan
-    api_ns = of_launches(api.end) - call_start
-    return LaunchMetrics(rows.astype(np.int32, copy=False), of_launches(kinds), api_ns, latency, first.astype(np.int32))
+    calls = row_numbers(rows, len(api)).astype(np.int32)
+    return LaunchMetrics(calls, kinds[rows], api.end[rows] - call_start, latency, first.astype(np.int32))
 
 
 def _first_activity(api_rows: int, work: Table) -> np.ndarray:

@@ -17,7 +17,7 @@ from graphscope.analysis.graphs import GraphLaunches, launch_of_nodes
 from graphscope.analysis.launch import api_kinds
 from graphscope.app.lod import LodLane
 from graphscope.core.symbols import SymbolTable
-from graphscope.core.table import Table
+from graphscope.core.table import Table, row_numbers, rows_where
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import NVTX_DRAWN_TYPES, NVTX_RANGE_TYPES, ApiKind
 
@@ -205,10 +205,10 @@ def _thread_lanes(trace: Trace, origin: int, group: str, thread: int) -> list[La
     tid = int(trace.threads.tid[thread])
     thread_name = trace.symbols.name(int(trace.threads.name[thread]))
     api = trace.api
-    rows = _rows_where(api.thread == thread)
-    count = len(api) if rows is None else len(rows)
+    rows = rows_where(api.thread == thread)
+    name = api.name[rows]
+    count = len(name)
     if count:
-        name = _subset(api.name, rows)
         lanes.append(
             Lane(
                 key=f"api:{thread}",
@@ -216,9 +216,9 @@ def _thread_lanes(trace: Trace, origin: int, group: str, thread: int) -> list[La
                 label=f"{thread_name} [{tid}] CUDA API",
                 kind="api",
                 source=np.full(count, API, np.int8),
-                row=np.arange(count) if rows is None else rows,
-                start=_lane_times(_subset(api.start, rows), origin),
-                end=_lane_times(_subset(api.end, rows), origin),
+                row=row_numbers(rows, len(api)),
+                start=_lane_times(api.start[rows], origin),
+                end=_lane_times(api.end[rows], origin),
                 color=api_kinds(trace.symbols, name).astype(np.int16),
                 name=name,
                 depth=np.zeros(count, np.int8),
@@ -260,16 +260,6 @@ def nesting_depth(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     return depth
 
 
-def _rows_where(mask: np.ndarray) -> np.ndarray | None:
-    """Rows where `mask` holds, or None when it holds for every row (one GPU, one thread: the usual
-    trace), so that whole columns are used as they are instead of copied."""
-    return None if bool(mask.all()) else np.flatnonzero(mask)
-
-
-def _subset(column: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
-    return column if rows is None else column[rows]
-
-
 def _lane_times(times: np.ndarray, origin: int) -> np.ndarray:
     """Nanoseconds from `origin` as float64, subtracted as integers (exact) and cast in one pass."""
     return np.subtract(times, origin, out=np.empty(len(times), np.float64), casting="unsafe")
@@ -289,19 +279,19 @@ def _gpu_lanes(trace: Trace, origin: int, device: int) -> list[Lane]:
         table = getattr(trace, table_name)
         if not len(table):
             continue
-        rows = _rows_where(table.device == device)
-        count = len(table) if rows is None else len(rows)
+        rows = rows_where(table.device == device)
+        stream = table.stream[rows]
+        count = len(stream)
         if not count:
             continue
         if source == KERNEL:
-            name = _subset(table.short_name, rows)
+            name = table.short_name[rows]
             color = _color_by_name(name, KERNEL_COLORS)
         else:
             fixed = {MEMCPY: COLOR_MEMCPY, MEMSET: COLOR_MEMSET, GRAPH_ROW: COLOR_GRAPH}[source]
             color, name = np.full(count, fixed, np.int16), np.full(count, -1, np.int32)
-        row = np.arange(count) if rows is None else rows
-        columns = (table.stream, table.start, table.end)
-        parts.append((np.full(count, source, np.int8), row, *(_subset(c, rows) for c in columns), color, name))
+        row = row_numbers(rows, len(table))
+        parts.append((np.full(count, source, np.int8), row, stream, table.start[rows], table.end[rows], color, name))
     if not parts:
         return lanes
     if len(parts) == 1:
@@ -310,23 +300,22 @@ def _gpu_lanes(trace: Trace, origin: int, device: int) -> list[Lane]:
         source, rows, stream, start, end, color, name = (np.concatenate(p) for p in zip(*parts))
     streams = _small_distinct(stream)
     for s in streams:
-        mine = None if len(streams) == 1 else np.flatnonzero(stream == s)
-        starts = _subset(start, mine)
+        mine = slice(None) if len(streams) == 1 else np.flatnonzero(stream == s)
+        starts = start[mine]
         if not bool(np.all(starts[1:] >= starts[:-1])):  # usually in order already: no sort
-            order = np.argsort(starts, kind="stable")
-            mine = order if mine is None else mine[order]
+            mine = row_numbers(mine, len(start))[np.argsort(starts, kind="stable")]
         lanes.append(
             Lane(
                 key=f"stream:{device}:{s}",
                 group=group,
                 label=f"stream {s}",
                 kind="gpu",
-                source=_subset(source, mine),
-                row=_subset(rows, mine),
-                start=_lane_times(_subset(start, mine), origin),
-                end=_lane_times(_subset(end, mine), origin),
-                color=_subset(color, mine),
-                name=_subset(name, mine),
+                source=source[mine],
+                row=rows[mine],
+                start=_lane_times(start[mine], origin),
+                end=_lane_times(end[mine], origin),
+                color=color[mine],
+                name=name[mine],
                 depth=np.zeros(len(starts), np.int8),
                 device=device,
                 stream=int(s),

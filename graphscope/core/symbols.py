@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from graphscope.core.table import within
+
 _API_VERSION_SUFFIX = re.compile(r"_v\d+$")
 NAME_LIMIT = 1024
 """Longest name a report or a DAG document carries in full (templated C++ names run to a few KiB)."""
@@ -62,7 +64,7 @@ class SymbolTable:
 
     def all_valid(self, ids: np.ndarray) -> bool:
         """Whether every id points inside the table (two reductions, no mask)."""
-        return not len(ids) or (int(ids.min()) >= 0 and int(ids.max()) < len(self._strings))
+        return within(ids, len(self._strings))
 
     def _index(self) -> dict[str, int]:
         if self._ids is None:

@@ -15,6 +15,25 @@ import numpy as np
 NULL = -1
 """Integer sentinel for a missing value (NULL in the export, no partner in a join)."""
 
+Rows = np.ndarray | slice
+"""Rows of a table: an index array, or slice(None) for every row (indexing with it is a view, not a copy)."""
+
+
+def rows_where(mask: np.ndarray) -> Rows:
+    """The rows where `mask` holds; slice(None) when it holds everywhere (one GPU, one thread, only launch
+    calls: the usual trace), so that whole columns are used as they are instead of copied."""
+    return slice(None) if bool(mask.all()) else np.flatnonzero(mask)
+
+
+def row_numbers(rows: Rows, length: int) -> np.ndarray:
+    """`rows` of a table of `length` rows as an index array."""
+    return np.arange(length) if isinstance(rows, slice) else rows
+
+
+def within(values: np.ndarray, size: int) -> bool:
+    """Whether every value is an index into `size` slots (two reductions, no mask)."""
+    return not len(values) or (int(values.min()) >= 0 and int(values.max()) < size)
+
 
 class Deferred:
     """Columns that load together on first use: `load()` returns them all, computed once, thread-safe."""
