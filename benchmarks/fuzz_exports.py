@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from graphscope.app.document import open_document  # noqa: E402
 from graphscope.cli import main as cli  # noqa: E402
 from graphscope.core.errors import GraphscopeError  # noqa: E402
+from graphscope.view.document import open_document  # noqa: E402
 from tests.mutations import Mutation, all_mutations  # noqa: E402
 
 LIMIT_S = 60.0

@@ -1,6 +1,6 @@
 """Why does a graph replay slower after in-place kernel-node updates? (GPU machine; CuPy + cuda.bindings)
 
-ARCHITECTURE.md records that after cuGraphExecKernelNodeSetParams the seeds' 1000-node graph replayed
+docs/architecture.md records that after cuGraphExecKernelNodeSetParams the seeds' 1000-node graph replayed
 in 1.42 ms instead of 1.04 ms, and stayed there with the old values set back. This script measures the
 replay time of fresh captures after updating k nodes (k = 0, 1, 10, 100, 1000) with *unchanged* values,
 after a re-upload, after restoring, and after a whole-graph cuGraphExecUpdate, and prints one JSON

@@ -1,6 +1,6 @@
 """Timeline speed on a 1M-kernel + 1M-API-call export, offscreen.
 
-Measures (targets from ARCHITECTURE.md and issue 3):
+Measures (targets from docs/architecture.md):
 - a full redraw of the lane set at full zoom-out and three deeper zoom levels: under 16 ms per frame;
 - opening the file to a fully loaded window (lanes and panels), in the running app, against
   `graphscope summary` on the same file (benchmarks/ingest_floor.py measures the first frame of a

@@ -193,13 +193,12 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    import time
-
     from graphscope.core.errors import BadInputError, NoGpuError, WorkloadError
     from graphscope.core.launch_config import LaunchConfig
     from graphscope.report.run_text import render_run
-    from graphscope.store.session_db import SessionStore
-    from graphscope.workload.runner import MODES, run_workload
+    from graphscope.store.recorder import Recorder
+    from graphscope.workload.record import run_and_record
+    from graphscope.workload.runner import MODES
 
     if not args.workload.is_file():
         raise BadInputError(f"{args.workload}: no such workload file")
@@ -207,11 +206,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise BadInputError("--reps needs at least 2 repetitions and --warmup cannot be negative")
     config = LaunchConfig.load(args.config) if args.config else None
     modes = MODES if args.mode == "both" else (args.mode,)
-    store = SessionStore(args.session)
-    started = time.time()
+    recorder = Recorder(args.session)
     try:
-        report = run_workload(
+        data = run_and_record(
             args.workload,
+            recorder,
             modes,
             args.reps,
             args.warmup,
@@ -223,20 +222,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             cpu=args.cpu,
         )
     except (WorkloadError, NoGpuError) as exc:
-        kind = getattr(exc, "kind", "no_gpu")
-        settings = {"started": started, "modes": modes, "reps": args.reps, "warmup": args.warmup}
-        run_id = store.record_failure(args.workload, kind, exc.message, settings)
         if args.json:
-            error = {"kind": kind, "message": exc.message, "run_id": run_id}
+            error = {"kind": getattr(exc, "kind", "no_gpu"), "message": exc.message, "run_id": exc.run_id}
             print(json.dumps({"ok": False, "workload": str(args.workload), "error": error}, indent=2))
         raise
-    data = {"ok": True, **report.to_json()}
-    data["run_id"] = store.record_run(data)
-    data["session"] = str(store.path)
     print(
         json.dumps(data, indent=2)
         if args.json
-        else render_run(data) + f"\n  stored as run {data['run_id']} in {store.path}"
+        else render_run(data) + f"\n  stored as run {data['run_id']} in {recorder.path}"
     )
     return 0 if data["outputs_match"] else 1
 
@@ -264,14 +257,14 @@ def _cmd_dag(args: argparse.Namespace) -> int:
         elif args.dot:
             print(to_dot(dag, fold=not args.no_fold), end="")
         else:
-            print(render_dag(dag.to_json(), title))
+            print(render_dag(dag, title))
     return 0
 
 
 def _trace_dags(path: Path) -> list:
     from graphscope.analysis.graphs import node_activities
-    from graphscope.app.document import trace_dags
     from graphscope.core.errors import BadInputError
+    from graphscope.report.sides import trace_dags
     from graphscope.trace import load_trace
 
     trace = load_trace(path)
@@ -297,7 +290,9 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         raise BadInputError("--block needs --node (which launch site to try the blocks on)")
     blocks = [parse_block(b) for b in args.block.split(",")] if args.block else None
     start = LaunchConfig.load(args.config) if args.config else LaunchConfig(workload=args.workload.name)
-    controller = TuningController(args.workload, start, args.timeout, args.session)
+    from graphscope.store.recorder import Recorder
+
+    controller = TuningController(args.workload, start, args.timeout, Recorder(args.session))
     progress = _progress_printer(not args.json and sys.stderr.isatty())
     try:
         loaded = controller.load(progress)
@@ -335,20 +330,15 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 @_one_shot
 def _cmd_report(args: argparse.Namespace) -> int:
     from graphscope.core.errors import BadInputError
-    from graphscope.report.compare import build_report
-    from graphscope.report.formats import FORMATS, charts_for, write_report
-    from graphscope.report.sources import sides_for
+    from graphscope.report.compose import report_from_sources
+    from graphscope.report.formats import FORMATS, write_report
 
     if args.output.suffix.lower() not in FORMATS:
         raise BadInputError(f"{args.output}: a report is .html, .md, .json or .csv")
     if not args.output.parent.is_dir():
         raise BadInputError(f"{args.output}: the folder {args.output.parent} does not exist")
-    found = sides_for(args.sources, args.scope_a, args.scope_b, args.session)
-    if isinstance(found, dict):  # a tuning session
-        report, charts = found, {}
-    else:
-        report = build_report(*found, title=args.title)
-        charts = charts_for(report, found) if args.output.suffix.lower() == ".html" else {}
+    html = args.output.suffix.lower() == ".html"
+    report, charts = report_from_sources(args.sources, args.scope_a, args.scope_b, args.session, args.title, html)
     write_report(report, args.output, charts)
     verdict = (report.get("comparison") or {}).get("verdicts", {}).get("gain") or report["a"].get("verdict") or ""
     print(f"wrote {args.output}" + (f"\n{verdict}" if verdict else ""))

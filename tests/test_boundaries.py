@@ -42,7 +42,7 @@ def test_the_gui_starts_reading_before_the_analysis_modules_load():
     """`graphscope open` starts the read once the reader's modules are in; the analysis, layout and Qt
     modules load while it runs (app/main.py), so they must not come with the start-up module."""
     code = "import sys, graphscope.app.main; print(sorted(m for m in sys.modules if m.startswith(%r)))"
-    for package in ("graphscope.analysis", "graphscope.app.document", "PySide6", "numpy"):
+    for package in ("graphscope.analysis", "graphscope.view.document", "PySide6", "numpy"):
         out = subprocess.run([sys.executable, "-c", code % package], capture_output=True, text=True, check=True)
         assert out.stdout.strip() == "[]", f"importing graphscope.app.main loads {out.stdout.strip()}"
 

@@ -6,14 +6,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from graphscope.core.events import CORRELATED, call_key
 from graphscope.core.table import NULL, within
 from graphscope.trace.model import Trace
-
-GPU_KINDS = ("kernels", "memcpy", "memset", "sync", "graph_launches")
-
-
-def _key(process: np.ndarray, correlation: np.ndarray) -> np.ndarray:
-    return (process.astype(np.int64) << 32) | (correlation & 0xFFFFFFFF)
 
 
 class Correlation:
@@ -46,7 +41,7 @@ def correlate(trace: Trace) -> Correlation:
     if find is None:
         find = _sorted_lookup(api.process, api.correlation)
     api_row: dict[str, np.ndarray] = {}
-    for kind in GPU_KINDS:
+    for kind in (activity.table for activity in CORRELATED):
         table = getattr(trace, kind)
         if len(api) == 0 or len(table) == 0:
             api_row[kind] = np.full(len(table), NULL, dtype=np.int32)
@@ -88,7 +83,7 @@ def _dense_lookup(process: np.ndarray, correlation: np.ndarray, processes: int) 
 
 def _sorted_lookup(process: np.ndarray, correlation: np.ndarray) -> Lookup:
     """Calls found by binary search over the sorted (process, correlationId) keys; the first of equal ones."""
-    keys = _key(process, correlation)
+    keys = call_key(process, correlation)
     if len(keys) < 2 or bool(np.all(keys[1:] >= keys[:-1])):  # one process: ids grow with time
         order, sorted_keys = None, keys
     else:
@@ -96,7 +91,7 @@ def _sorted_lookup(process: np.ndarray, correlation: np.ndarray) -> Lookup:
         sorted_keys = keys[order]
 
     def find(gpu_process: np.ndarray, gpu_correlation: np.ndarray) -> np.ndarray:
-        wanted = _key(gpu_process, gpu_correlation)
+        wanted = call_key(gpu_process, gpu_correlation)
         pos = np.searchsorted(sorted_keys, wanted)
         np.minimum(pos, len(sorted_keys) - 1, out=pos)
         hit = (sorted_keys[pos] == wanted) & (gpu_correlation >= 0)

@@ -8,28 +8,27 @@ import numpy as np
 
 from graphscope.analysis import intervals
 from graphscope.analysis.correlation import Correlation
+from graphscope.core.events import GPU_WORK
 from graphscope.core.table import Table, rows_where
 from graphscope.trace.entities import distinct
 from graphscope.trace.model import Trace
 
-WORK_KINDS = ("kernels", "memcpy", "memset", "graph_launches")
-
 
 def gpu_work(trace: Trace, correlation: Correlation) -> Table:
-    """All GPU work in one table sorted by start: kind (index into WORK_KINDS), source row, launching
+    """All GPU work in one table sorted by start: kind (an `Activity` of GPU_WORK), source row, launching
     API row (-1 if unrecorded), process, device, stream, start, end (other columns: `work_column`).
 
     Whole-graph rows (graph trace mode) count as work: their nodes have no rows of their own.
     """
     parts = []
-    for kind_index, kind in enumerate(WORK_KINDS):
-        table = getattr(trace, kind)
+    for kind in GPU_WORK:
+        table = getattr(trace, kind.table)
         if len(table):
             parts.append(
                 {
-                    "kind": np.full(len(table), kind_index, dtype=np.int8),
+                    "kind": np.full(len(table), kind, dtype=np.int8),
                     "source_row": np.arange(len(table), dtype=np.int32),
-                    "api_row": correlation.api_row[kind],
+                    "api_row": correlation.api_row[kind.table],
                     **{c: table[c] for c in ("process", "device", "stream", "start", "end")},
                 }
             )
@@ -56,10 +55,10 @@ def work_column(trace: Trace, work: Table, column: str, rows: np.ndarray | slice
     """A column of the source tables (`context`, say) for some rows of the work table."""
     kinds, sources = work.kind[rows], work.source_row[rows]
     values = None
-    for kind_index, kind in enumerate(WORK_KINDS):
-        mine = kinds == kind_index
+    for kind in GPU_WORK:
+        mine = kinds == kind
         if mine.any():
-            part = getattr(trace, kind)[column][sources[mine]]
+            part = getattr(trace, kind.table)[column][sources[mine]]
             values = np.empty(len(kinds), part.dtype) if values is None else values
             values[mine] = part
     return values if values is not None else np.empty(0, np.int32)

@@ -8,22 +8,21 @@ import numpy as np
 
 from graphscope.analysis.correlation import Correlation
 from graphscope.analysis.kernel_stats import grouped_stats
+from graphscope.core.events import NODE_WORK, Activity, call_key, graph_of, pair_key
 from graphscope.core.table import Table
 from graphscope.trace.model import Trace
-
-NODE_KINDS = ("kernels", "memcpy", "memset")
 
 
 def node_activities(trace: Trace) -> Table:
     """Every GPU row that executed a graph node (node trace mode): kind, row, process, correlation, node, times."""
     parts = []
-    for kind_index, kind in enumerate(NODE_KINDS):
-        table = getattr(trace, kind)
+    for kind in NODE_WORK:
+        table = getattr(trace, kind.table)
         rows = np.flatnonzero(table.graph_node >= 0) if len(table) else np.empty(0, np.int64)
         if len(rows):
             parts.append(
                 {
-                    "kind": np.full(len(rows), kind_index, dtype=np.int8),
+                    "kind": np.full(len(rows), kind, dtype=np.int8),
                     "source_row": rows,
                     "process": table.process[rows],
                     "correlation": table.correlation[rows],
@@ -62,7 +61,7 @@ class GraphLaunches:
     graph_id: np.ndarray
     streams: np.ndarray  # distinct streams the launch ran on (1 in graph mode)
     device: np.ndarray  # the device of its first node (graph mode: of the whole-graph row)
-    key: np.ndarray  # node mode: process << 32 | correlationId, what its node activities share; -1 otherwise
+    key: np.ndarray  # node mode: call_key(process, correlationId), what its node activities share; -1 otherwise
 
     def __len__(self) -> int:
         return len(self.start)
@@ -77,7 +76,7 @@ def graph_launches(trace: Trace, correlation: Correlation, nodes: Table | None =
     nodes = node_activities(trace) if nodes is None else nodes
     api_rows, starts, ends, counts, graph_ids, streams, devices, keys = [], [], [], [], [], [], [], []
     if len(nodes):
-        key = (nodes.process.astype(np.int64) << 32) | (nodes.correlation & 0xFFFFFFFF)
+        key = call_key(nodes.process, nodes.correlation)
         order = np.lexsort((nodes.stream, key))
         k = key[order]
         first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
@@ -85,15 +84,15 @@ def graph_launches(trace: Trace, correlation: Correlation, nodes: Table | None =
         starts.append(np.minimum.reduceat(nodes.start[order], first))
         ends.append(np.maximum.reduceat(nodes.end[order], first))
         counts.append(np.diff(np.r_[first, len(k)]))
-        graph_ids.append(nodes.node[order][first] >> 32)
+        graph_ids.append(graph_of(nodes.node[order][first]))
         devices.append(nodes.device[order][first])
         stream_sorted = nodes.stream[order]
         new_stream = np.r_[True, (k[1:] != k[:-1]) | (stream_sorted[1:] != stream_sorted[:-1])]
         streams.append(np.add.reduceat(new_stream.astype(np.int64), first))
         call = np.full(len(first), -1, dtype=np.int64)
-        for kind_index, kind in enumerate(NODE_KINDS):
-            sel = nodes.kind[order][first] == kind_index
-            call[sel] = correlation.api_row[kind][nodes.source_row[order][first][sel]]
+        for kind in NODE_WORK:
+            sel = nodes.kind[order][first] == kind
+            call[sel] = correlation.api_row[kind.table][nodes.source_row[order][first][sel]]
         api_rows.append(call)
     whole = trace.graph_launches
     if len(whole):
@@ -121,7 +120,7 @@ def launch_of_nodes(graphs: GraphLaunches, nodes: Table) -> np.ndarray:
         return np.full(len(nodes), -1, dtype=np.int64)
     order = known[np.argsort(graphs.key[known])]
     sorted_keys = graphs.key[order]
-    key = (nodes.process.astype(np.int64) << 32) | (nodes.correlation & 0xFFFFFFFF)
+    key = call_key(nodes.process, nodes.correlation)
     at = np.minimum(np.searchsorted(sorted_keys, key), len(order) - 1)
     return np.where(sorted_keys[at] == key, order[at], -1)
 
@@ -133,7 +132,7 @@ def node_durations(trace: Trace, nodes: Table | None = None) -> Table:
     `name` is the kernel's short-name symbol for kernel nodes and -1 for copies and memsets.
     """
     nodes = node_activities(trace) if nodes is None else nodes
-    key = (nodes.process.astype(np.int64) << 48) ^ nodes.node
+    key = pair_key(nodes.process, nodes.node)  # one group per (process, graphNodeId), whatever the ids
     stats = grouped_stats(key, nodes.end - nodes.start)
     if not len(stats):
         empty = {c: np.empty(0, np.int64) for c in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")}
@@ -145,7 +144,7 @@ def node_durations(trace: Trace, nodes: Table | None = None) -> Table:
     rows = np.array([at[k] for k in stats.key.tolist()], dtype=np.int64)
     kind = nodes.kind[rows]
     name = np.full(len(rows), -1, dtype=np.int64)
-    is_kernel = kind == 0
+    is_kernel = kind == Activity.KERNEL
     kernel_rows = nodes.source_row[rows][is_kernel]
     name[is_kernel] = trace.kernels.short_name[kernel_rows]
     config = {}

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graphscope.core.events import ApiKind
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table, row_numbers, rows_where
 from graphscope.trace.model import Trace
-from graphscope.trace.schema import ApiKind, classify_api
+from graphscope.trace.schema import classify_api
 
 
 def api_kinds(symbols: SymbolTable, name_ids: np.ndarray) -> np.ndarray:

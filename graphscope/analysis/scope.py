@@ -17,16 +17,17 @@ import numpy as np
 from graphscope.analysis import intervals
 from graphscope.analysis.correlation import Correlation
 from graphscope.core.errors import BadInputError
+from graphscope.core.events import MEASURED_PATTERN
 from graphscope.core.table import Table
 from graphscope.core.units import format_ns
 from graphscope.trace.entities import sorted_distinct
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import NVTX_RANGE_TYPES
 
-MEASURED_PATTERN = "graphscope * rep *"
-"""The NVTX ranges graphscope's runner puts around each measured repetition."""
 _UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
-_TIME = re.compile(r"^\s*(-?[0-9]*\.?[0-9]+(?:e-?[0-9]+)?)\s*(ns|us|µs|ms|s)?\s*$")
+_TIME = re.compile(r"^\s*(-?[0-9]*\.?[0-9]+(?:e[-+]?[0-9]+)?)\s*(ns|us|µs|ms|s)?\s*$")
+_UNIT = re.compile(r"(ns|us|µs|ms|s)\s*$")
+_LONGEST_NS = float(1 << 62)  # about 146 years: beyond it no int64 trace time (or sum of two) fits
 
 
 @dataclass(frozen=True)
@@ -104,20 +105,53 @@ def parse_time(text: str) -> int:
     found = _TIME.match(text)
     if not found:
         raise BadInputError(f"{text!r} is not a time (write it like 12ms, 350us, 1.5s or 2000000 for ns)")
-    return round(float(found.group(1)) * _UNITS[found.group(2) or "ns"])
+    value = float(found.group(1)) * _UNITS[found.group(2) or "ns"]
+    if not abs(value) < _LONGEST_NS:
+        raise BadInputError(f"{text!r} is longer than any trace (at most {_LONGEST_NS / 1e9 / 86400:.0f} days)")
+    return round(value)
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """A window [start, end) in ns from the start of a trace, as the user wrote it (`what`, for messages);
+    `end` None runs to the end of the trace."""
+
+    what: str
+    start: int
+    end: int | None
+
+    def scope(self, trace: Trace) -> Scope:
+        """This window of `trace`; refused when it lies outside what the trace recorded."""
+        first, last = trace.span()
+        length = last - first
+        end = length if self.end is None else self.end
+        if self.start >= length or end <= 0:
+            raise BadInputError(
+                f"{self.what}: outside the trace, which spans 0 to {format_ns(length)} (times count from its start)"
+            )
+        label = f"{format_ns(self.start)} to {format_ns(end)}"
+        return Scope.of(label, np.array([first + self.start]), np.array([first + end]))
+
+
+def parse_window(text: str, what: str) -> TimeWindow:
+    """`START:END` with units (either side may be empty: from the start, to the end); `what` is how the
+    user wrote it (`--range 1ms:2ms`, `range:1ms:2ms`) and starts every message."""
+    first, colon, last = text.partition(":")
+    if not colon:
+        raise BadInputError(f"{what}: write START:END with units, such as 120ms:180ms")
+    start = parse_time(first) if first.strip() else 0
+    end = parse_time(last) if last.strip() else None
+    if end is not None and end <= start:
+        raise BadInputError(f"{what}: the end must come after the start")
+    bare = [t for t in (first, last) if t.strip() and not _UNIT.search(t) and float(_TIME.match(t).group(1)) != 0]
+    if bare:
+        raise BadInputError(f"{what}: give {bare[0].strip()!r} a unit (ns, us, ms or s), such as {bare[0].strip()}ms")
+    return TimeWindow(what, start, end)
 
 
 def window_scope(trace: Trace, text: str) -> Scope:
-    """`START:END`, times from the start of the trace (as the timeline's axis shows them)."""
-    first, colon, last = text.partition(":")
-    if not colon:
-        raise BadInputError(f"--range takes START:END (such as 120ms:180ms), not {text!r}")
-    origin = trace.span()[0]
-    start, end = parse_time(first) if first else 0, parse_time(last) if last else trace.span()[1] - origin
-    if end <= start:
-        raise BadInputError(f"--range {text}: the end must come after the start")
-    label = f"{format_ns(start)} to {format_ns(end)}"
-    return Scope.of(label, np.array([origin + start]), np.array([origin + end]))
+    """`--range START:END`, times from the start of the trace (as the timeline's axis shows them)."""
+    return parse_window(text, f"--range {text}").scope(trace)
 
 
 def nvtx_ranges(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -160,10 +194,12 @@ def measured_scope(trace: Trace) -> Scope | None:
 
 def parse_scope(trace: Trace, range_text: str | None = None, nvtx: str | None = None) -> Scope | None:
     """The scope a command asked for (--range or --nvtx); None for the whole trace."""
-    if range_text and nvtx:
+    if range_text is not None and nvtx is not None:
         raise BadInputError("choose one scope: --range or --nvtx, not both")
-    if range_text:
+    if range_text is not None:
         return window_scope(trace, range_text)
-    if nvtx:
+    if nvtx is not None:
+        if not nvtx.strip():
+            raise BadInputError("--nvtx '': name the NVTX range (a name, a glob such as 'eager_*', or NAME#k)")
         return nvtx_scope(trace, nvtx)
     return None

@@ -14,15 +14,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphscope.analysis import intervals
-from graphscope.analysis.gpu_time import WORK_KINDS
 from graphscope.analysis.graphs import GraphLaunches
 from graphscope.analysis.kernel_stats import distinct_groups
 from graphscope.analysis.launch import LaunchMetrics
 from graphscope.core import stats
+from graphscope.core.events import Activity, ApiKind
 from graphscope.core.table import Table
 from graphscope.trace.entities import distinct
 from graphscope.trace.model import Trace
-from graphscope.trace.schema import ApiKind
 
 ONE_OFF_FACTOR = 4.0
 ONE_OFF_MIN_NS = 10_000
@@ -75,7 +74,7 @@ def launch_keys(trace: Trace, launches: LaunchMetrics, work: Table, graphs: Grap
     wanted = (first >= 0) & (launches.kind == ApiKind.KERNEL_LAUNCH)
     calls = None if wanted.all() else np.flatnonzero(wanted)  # None: every call (the usual eager trace)
     work_rows = first if calls is None else first[calls]
-    on_kernel = work.kind[work_rows] == WORK_KINDS.index("kernels")
+    on_kernel = work.kind[work_rows] == Activity.KERNEL
     if not on_kernel.all():
         calls = np.flatnonzero(on_kernel) if calls is None else calls[on_kernel]
         work_rows = work_rows[on_kernel]

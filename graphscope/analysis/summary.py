@@ -1,6 +1,6 @@
 """The summary of one export: counts, launch overhead and its verdict, GPU utilisation, top kernels.
 
-The keys follow the JSON contract of ARCHITECTURE.md; extra keys add what a user needs to trust it.
+The keys follow the JSON contract of docs/json.md; extra keys add what a user needs to trust it.
 """
 
 from __future__ import annotations
@@ -13,17 +13,17 @@ import numpy as np
 
 from graphscope.analysis.correlation import Correlation, correlate
 from graphscope.analysis.gpu_time import DeviceTime, IdleGaps, device_time, gpu_work, idle_gaps
-from graphscope.analysis.graphs import NODE_KINDS, GraphLaunches, graph_launches, node_activities
+from graphscope.analysis.graphs import GraphLaunches, graph_launches, node_activities
 from graphscope.analysis.kernel_stats import kernel_stats
 from graphscope.analysis.launch import LaunchMetrics, launch_metrics
 from graphscope.analysis.scope import Scope, ScopedRows, measured_scope, scoped_rows
 from graphscope.analysis.steady import launch_account
 from graphscope.analysis.verdict import steady_verdict
+from graphscope.core.events import NODE_WORK, ApiKind
 from graphscope.core.stats import median
 from graphscope.core.symbols import elide
 from graphscope.core.table import Table
 from graphscope.trace.model import Trace
-from graphscope.trace.schema import ApiKind
 
 
 @dataclass
@@ -76,7 +76,7 @@ def summarize(
 
     `scope` restricts it to some windows of the trace; without one, a trace written by graphscope's
     runner is summarised over its measured repetitions (unless `whole`), any other over all of it.
-    Counts and `launch.overhead_ratio` follow the contract in ARCHITECTURE.md for the scope; the
+    Counts and `launch.overhead_ratio` follow docs/counting.md for the scope; the
     verdict uses the steady state (`launch.steady_state`, see analysis/steady.py).
     """
     if scope is None and not whole:
@@ -158,7 +158,7 @@ def _summarize(
             }
         )
     graphs_in = _graphs_in(graphs, api_in, scope)
-    node_rows = inside(None if rows is None else _nodes_in(analysis.nodes, rows), len(analysis.nodes))
+    node_rows = inside(None if rows is None else nodes_in(analysis.nodes, rows), len(analysis.nodes))
     busy_ns = sum(g["busy_ns"] for g in gpus)
     start, end = trace.span()
     info = trace.info
@@ -227,10 +227,10 @@ def _graphs_in(graphs: GraphLaunches, api_in: np.ndarray, scope: Scope | None) -
     return found
 
 
-def _nodes_in(nodes: Table, rows: ScopedRows) -> np.ndarray:
+def nodes_in(nodes: Table, rows: ScopedRows) -> np.ndarray:
     """Node activities in scope (by the scope of their row in their own table)."""
     found = np.zeros(len(nodes), dtype=bool)
-    for kind_index, kind in enumerate(NODE_KINDS):
-        mine = nodes.kind == kind_index
-        found[mine] = rows.gpu[kind][nodes.source_row[mine]]
+    for kind in NODE_WORK:
+        mine = nodes.kind == kind
+        found[mine] = rows.gpu[kind.table][nodes.source_row[mine]]
     return found

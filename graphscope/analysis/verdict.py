@@ -1,8 +1,7 @@
 """Plain verdicts from the seeds' rules of thumb, applied to the steady state.
 
 - Launch overhead above about 15% of GPU busy time means CUDA graphs pay; below that, shorten kernels
-  instead (LAUNCH_BOUND_RATIO).
-- A graph that gains less than about 20% end to end is rarely worth its maintenance (WORTHWHILE_GAIN).
+  instead (core/rules.py holds the numbers).
 - The ratio counts steady-state launches only: one-off first calls (lazy module loading, a kernel's or
   graph's first launch far slower than the rest; analysis/steady.py) are named and left out, so a
   short trace is not judged by its start-up.
@@ -14,10 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graphscope.core.rules import LAUNCH_BOUND_RATIO, launch_rule
 from graphscope.core.units import format_ns
-
-LAUNCH_BOUND_RATIO = 0.15
-WORTHWHILE_GAIN = 0.20
 
 
 @dataclass(frozen=True)
@@ -33,11 +30,10 @@ def launch_verdict(launch_ns: int, busy_ns: int, launches: int) -> Verdict:
     ratio = launch_ns / busy_ns
     share = f"CPU time in {launches} launch calls is {ratio:.0%} of GPU busy time"
     if ratio > LAUNCH_BOUND_RATIO:
-        return Verdict(True, f"launch-bound: {share} (above ~{LAUNCH_BOUND_RATIO:.0%}); CUDA graphs should pay")
+        return Verdict(True, f"launch-bound: {share} ({launch_rule(ratio)}); CUDA graphs should pay")
     return Verdict(
         False,
-        f"not launch-bound: {share} (below ~{LAUNCH_BOUND_RATIO:.0%}); "
-        "a graph would save little, shorten the kernels instead",
+        f"not launch-bound: {share} ({launch_rule(ratio)}); a graph would save little, shorten the kernels instead",
     )
 
 
@@ -80,7 +76,7 @@ def _graphs_in_use(account, node_traced: bool) -> Verdict:
         return Verdict(
             True,
             f"graphs in use, but {account.eager_calls} eager launch calls remain and cost {eager_ratio:.0%} of "
-            f"GPU busy time (above ~{LAUNCH_BOUND_RATIO:.0%}): capture them into the graph too; {graphs}",
+            f"GPU busy time ({launch_rule(eager_ratio)}): capture them into the graph too; {graphs}",
         )
     eager = (
         f"the {account.eager_calls} remaining eager launch calls cost {eager_ratio:.0%} of GPU busy time"
@@ -90,5 +86,5 @@ def _graphs_in_use(account, node_traced: bool) -> Verdict:
     return Verdict(
         False,
         f"graphs in use and launches are no longer the bottleneck: {graphs}; {eager} "
-        f"(below ~{LAUNCH_BOUND_RATIO:.0%}); shorten the kernels next",
+        f"({launch_rule(eager_ratio)}); shorten the kernels next",
     )

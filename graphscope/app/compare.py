@@ -8,12 +8,11 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
-from graphscope.app.document import ALIGN_FOCUS, TraceDocument, open_document
 from graphscope.app.report_dialog import export_report
 from graphscope.app.timeline import TimelineView
 from graphscope.app.workers import Task, start
-
-RUN_ALIGN = "graphscope {mode} rep 0"  # the NVTX range the runner puts around the first measured repetition
+from graphscope.core.events import measured_range
+from graphscope.view.document import ALIGN_FOCUS, TraceDocument, open_document
 
 
 class CompareWindow(QWidget):
@@ -45,7 +44,7 @@ class CompareWindow(QWidget):
             layout.addWidget(self.labels[label])
             layout.addWidget(self.views[label])
             splitter.addWidget(pane)
-            align = RUN_ALIGN.format(mode=label) if label in ("eager", "graph") else ALIGN_FOCUS
+            align = measured_range(label, 0) if label in ("eager", "graph") else ALIGN_FOCUS
             task = Task(open_document, Path(path), align_to=align)
             task.signals.finished.connect(lambda document, m=label: self._loaded(m, document))
             task.signals.failed.connect(lambda message, m=label: self.labels[m].setText(f"<b>{m}</b>: {message}"))
@@ -84,12 +83,6 @@ class CompareWindow(QWidget):
         )
 
     def export(self) -> None:
-        from graphscope.report.compare import build_report
-        from graphscope.report.formats import charts_for
+        from graphscope.report.compose import report_of
 
-        def build():
-            sides = self.report_sides()
-            report = build_report(*sides)
-            return report, charts_for(report, sides)
-
-        self.tasks.append(export_report(self, build, "comparison.html"))
+        self.tasks.append(export_report(self, lambda: report_of(*self.report_sides()), "comparison.html"))

@@ -1,6 +1,6 @@
 """The DAG view: a layered left-to-right drawing of a CUDA graph, nodes coloured by their share of time.
 
-Chains of four or more identical nodes are folded into one box ("x1000"), so the seeds' 1000-node
+Chains of identical nodes are folded into one box (`Dag.fold`: "x1000"), so the seeds' 1000-node
 graph stays a handful of items. Live graphs are laid out in layers with crossings reduced
 (graph/layout.py); a trace's graph (no edges) in capture order, a band per stream. Names that do not
 fit are elided, the full name in the tooltip. Wheel zooms, drag pans; clicking a node emits
@@ -16,35 +16,10 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectIte
 
 from graphscope.core.launch_config import format_dim
 from graphscope.graph.layout import banded, layered
-from graphscope.graph.model import Dag, DagNode
+from graphscope.graph.model import Dag, DagNode, Fold
 
 BOX_W, BOX_H, GAP_X, GAP_Y = 170.0, 46.0, 60.0, 22.0
-FOLD_AT = 4
 TYPE_COLORS = {"kernel": (66, 133, 244), "memcpy": (15, 157, 88), "memset": (0, 150, 136)}
-
-
-def fold(dag: Dag) -> tuple[list[list[int]], dict[int, int]]:
-    """Groups of node positions (in `dag.nodes`) drawn as one box, and position -> group.
-
-    A run of FOLD_AT or more identical nodes along a chain (or, without edges, in capture order) is
-    one group; every other node is a group of its own.
-    """
-    chains = dag.chains() if dag.edges_known else [list(range(len(dag.nodes)))]
-    groups: list[list[int]] = []
-    for chain in chains:
-        start = 0
-        while start < len(chain):
-            end = start
-            while end + 1 < len(chain) and _same(dag.nodes[chain[start]], dag.nodes[chain[end + 1]]):
-                end += 1
-            run = chain[start : end + 1]
-            groups.extend([run] if len(run) >= FOLD_AT else [[member] for member in run])
-            start = end + 1
-    return groups, {member: g for g, members in enumerate(groups) for member in members}
-
-
-def _same(a: DagNode, b: DagNode) -> bool:
-    return (a.type, a.name, a.grid, a.block, a.stream) == (b.type, b.name, b.grid, b.block, b.stream)
 
 
 def heat(share: float) -> QColor:
@@ -54,18 +29,18 @@ def heat(share: float) -> QColor:
 
 
 class NodeItem(QGraphicsRectItem):
-    def __init__(self, group: int, members: list[DagNode], share: float, rect: QRectF) -> None:
+    def __init__(self, group: int, fold: Fold, share: float, rect: QRectF) -> None:
         super().__init__(rect)
-        self.group, self.members = group, members
-        node = members[0]
+        self.group, self.members = group, fold.nodes
+        node = fold.first
         self.setBrush(QBrush(heat(share) if node.duration_ns is not None else QColor(245, 247, 250)))
         rgb = TYPE_COLORS.get(node.type, (150, 150, 150))
         pen = QPen(QColor(*rgb), 2.0)
         self.setPen(pen)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-        self.setToolTip(tooltip(node, len(members)))
-        self.title = node.name if len(members) == 1 else f"{node.name} x{len(members)}"
-        self.duration = f"{node.duration_ns / 1e3:.1f} us" if node.duration_ns is not None else ""
+        self.setToolTip(tooltip(node, len(fold), fold.median_ns))
+        self.title = fold.label
+        self.duration = f"{fold.median_ns / 1e3:.1f} us" if fold.median_ns is not None else ""
         if node.block:
             self.subtitle = f"block {format_dim(node.block)} · grid {format_dim(node.grid)}"
         else:
@@ -91,7 +66,7 @@ class NodeItem(QGraphicsRectItem):
         painter.drawText(bottom, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), subtitle)
 
 
-def tooltip(node: DagNode, folded: int) -> str:
+def tooltip(node: DagNode, folded: int, median_ns: float | None = None) -> str:
     """Everything about a box, in full: name, type, launch configuration, site or why it is not tunable."""
     lines = [
         node.name,
@@ -99,7 +74,9 @@ def tooltip(node: DagNode, folded: int) -> str:
     ]
     if node.block:
         lines.append(f"grid {format_dim(node.grid)}, block {format_dim(node.block)}, {node.shared_mem:,} B shared")
-    if node.duration_ns is not None:
+    if folded > 1 and median_ns is not None:
+        lines.append(f"median {median_ns / 1e3:.2f} us over the {folded} nodes")
+    elif node.duration_ns is not None:
         lines.append(f"median {node.duration_ns / 1e3:.2f} us over {node.launches} launches")
     if node.site:
         lines.append(f"launch site {node.site} (tunable)")
@@ -141,15 +118,14 @@ class DagView(QGraphicsView):
     def show_dag(self, dag: Dag) -> None:
         self.scene().clear()
         self.dag = dag
-        groups, self.group_of = fold(dag)
-        total = sum(n.duration_ns * max(n.launches, 1) for n in dag.nodes if n.duration_ns) or 0.0
+        groups = dag.fold()
+        self.group_of = {member: g for g, fold in enumerate(groups) for member in fold.members}
+        total = dag.total_time_ns()
         position = self._positions(dag, groups)
         self.items_by_group = []
-        for g, members in enumerate(groups):
-            nodes = [dag.nodes[i] for i in members]
-            time = sum((n.duration_ns or 0) * max(n.launches, 1) for n in nodes)
+        for g, fold in enumerate(groups):
             x, y = position[g]
-            item = NodeItem(g, nodes, time / total if total else 0.0, QRectF(x, y, BOX_W, BOX_H))
+            item = NodeItem(g, fold, fold.time_ns / total if total else 0.0, QRectF(x, y, BOX_W, BOX_H))
             self.scene().addItem(item)
             self.items_by_group.append(item)
         self._edges(dag)
@@ -158,7 +134,7 @@ class DagView(QGraphicsView):
             note.setPos(0, -40)
         self.fit()
 
-    def _positions(self, dag: Dag, groups: list[list[int]]) -> dict[int, tuple[float, float]]:
+    def _positions(self, dag: Dag, groups: list[Fold]) -> dict[int, tuple[float, float]]:
         """Live graphs: layers left to right, crossings reduced; traces (no edges): capture order in
         bands per stream. Every box has a cell of its own: none overlap."""
         if dag.edges_known:
@@ -167,7 +143,7 @@ class DagView(QGraphicsView):
             )
             cells = layered(len(groups), group_edges)
         else:
-            cells = banded([dag.nodes[members[0]].stream or 0 for members in groups])
+            cells = banded([fold.first.stream or 0 for fold in groups])
         return {g: (column * (BOX_W + GAP_X), row * (BOX_H + GAP_Y)) for g, (column, row) in enumerate(cells)}
 
     def _edges(self, dag: Dag) -> None:

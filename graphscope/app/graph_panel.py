@@ -6,7 +6,7 @@ import numpy as np
 from PySide6.QtWidgets import QComboBox, QVBoxLayout, QWidget
 
 from graphscope.app.dag_view import DagView
-from graphscope.app.layout import KERNEL, MEMCPY, MEMSET, SOURCES
+from graphscope.core.events import NODE_WORK, graph_of, index_in_graph
 from graphscope.graph.model import Dag
 from graphscope.trace import Trace
 
@@ -60,11 +60,11 @@ class GraphPanel(QWidget):
         """The timeline rows (source, rows) of the work of these nodes of the shown DAG, matched by node
         index (and graph id, for a DAG from this trace); None when the trace holds none."""
         dag = self.dag_view.dag
-        for source in (KERNEL, MEMCPY, MEMSET):
-            nodes = getattr(trace, SOURCES[source]).graph_node
-            mine = (nodes >= 0) & np.isin(nodes & 0xFFFFFFFF, indices)
+        for source in NODE_WORK:
+            nodes = getattr(trace, source.table).graph_node
+            mine = (nodes >= 0) & np.isin(index_in_graph(nodes), indices)
             if self.source == "trace" and dag is not None and dag.graph_id is not None:
-                mine &= (nodes >> 32) == dag.graph_id
+                mine &= graph_of(nodes) == dag.graph_id
             rows = np.flatnonzero(mine)
             if len(rows):
                 return source, rows

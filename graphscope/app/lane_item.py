@@ -8,9 +8,9 @@ from pyqtgraph.Qt.internals import PrimitiveArray
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPen
 
-from graphscope.app.layout import COLOR_GRAPH, PALETTE, Lane
-from graphscope.app.lod import MIXED, LodLane, Runs
 from graphscope.core.symbols import SymbolTable
+from graphscope.view.layout import COLOR_GRAPH, PALETTE, Lane
+from graphscope.view.lod import MIXED, LodLane, Runs
 
 ROW_HEIGHT = 1.0
 BAR = 0.78  # share of a row a bar fills

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
 
-from graphscope.app.layout import TimelineLayout
+from graphscope.view.layout import TimelineLayout
 
 KEY_ROLE = Qt.ItemDataRole.UserRole
 

@@ -17,7 +17,7 @@ from graphscope.core.errors import BadInputError
 from graphscope.core.settings import demo_trace
 
 if TYPE_CHECKING:
-    from graphscope.app.selection import Selection
+    from graphscope.view.selection import Selection
 
 INVISIBLE_PLATFORMS = ("offscreen", "minimal")
 XCB_PACKAGES = "libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxkbcommon-x11-0 libegl1 libfontconfig1"
@@ -97,7 +97,7 @@ def run_gui(
     dimensions = parse_size(size)
     selection = None
     if select:
-        from graphscope.app.selection import parse_selection
+        from graphscope.view.selection import parse_selection
 
         selection = parse_selection(select)
     if screenshot is not None:
@@ -180,7 +180,7 @@ def _start_loading(path: Path) -> Future:
         from graphscope.trace.reader import load_for_view
 
         trace, window = load_for_view(path)
-        from graphscope.app.document import build_document
+        from graphscope.view.document import build_document
 
         return build_document(trace, window, panels=False)
 
@@ -192,7 +192,7 @@ def _start_loading(path: Path) -> Future:
 
 def apply_selection(window, selection: Selection) -> None:
     """Select an event and zoom to it (a BadInputError when the trace has no such event)."""
-    from graphscope.app.selection import resolve_selection
+    from graphscope.view.selection import resolve_selection
 
     source, row = resolve_selection(window.document, selection)
     window.timeline.select(source, row)

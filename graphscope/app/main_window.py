@@ -28,19 +28,8 @@ from PySide6.QtWidgets import (
 from graphscope import __version__
 from graphscope.analysis.scope import Scope
 from graphscope.app.compare import CompareWindow
-from graphscope.app.describe import describe, describe_nodes
-from graphscope.app.document import (
-    ScopedView,
-    TraceDocument,
-    finish_document,
-    load_remaining_columns,
-    open_document,
-    scoped_view,
-)
 from graphscope.app.graph_panel import GraphPanel
 from graphscope.app.lanes_panel import LanesPanel
-from graphscope.app.layout import KERNEL, MEMCPY, MEMSET, SOURCES
-from graphscope.app.legend import legend_html, scope_banner
 from graphscope.app.panels import DetailsPanel, HistogramPanel, SummaryPanel
 from graphscope.app.recent_files import RecentFiles
 from graphscope.app.report_dialog import export_perfetto, export_report
@@ -49,7 +38,19 @@ from graphscope.app.stats_panel import StatsPanel
 from graphscope.app.timeline import TimelineView
 from graphscope.app.tune_panel import TunePanel
 from graphscope.app.workers import Task, start
+from graphscope.core.events import NODE_WORK, Activity, index_in_graph
 from graphscope.graph.model import Dag
+from graphscope.view.describe import describe, describe_nodes
+from graphscope.view.document import (
+    ScopedView,
+    TraceDocument,
+    finish_document,
+    load_remaining_columns,
+    open_document,
+    scoped_view,
+)
+from graphscope.view.layout import KERNEL
+from graphscope.view.legend import legend_html, scope_banner
 
 FIRST_FRAME_ENV = "GRAPHSCOPE_REPORT_FIRST_FRAME"
 STATE_VERSION = 2  # bump when docks change, so an older saved layout is not applied
@@ -380,10 +381,10 @@ class MainWindow(QMainWindow):
         title, fields = describe(self.document, source, row)
         self.details.show_fields(title, fields)
         self.side_tabs.setCurrentWidget(self.details)
-        if source in (KERNEL, MEMCPY, MEMSET):  # a graph node's work: show it in the DAG too
-            node = int(getattr(self.document.trace, SOURCES[source]).graph_node[row])
+        if source in NODE_WORK:  # a graph node's work: show it in the DAG too
+            node = int(getattr(self.document.trace, Activity(source).table).graph_node[row])
             if node >= 0:
-                self.dag_view.select_nodes([node & 0xFFFFFFFF])
+                self.dag_view.select_nodes([index_in_graph(node)])
 
     # -- the graph view ----------------------------------------------------------------------------
 
@@ -430,13 +431,10 @@ class MainWindow(QMainWindow):
         document, scope = self.document, self.current_view.scope
 
         def build():
-            from graphscope.report.compare import build_report
-            from graphscope.report.formats import charts_for
+            from graphscope.report.compose import report_of
             from graphscope.report.sides import trace_side
 
-            side = trace_side(document.trace, document.analysis, scope, Path(document.trace.path).name)
-            report = build_report(side)
-            return report, charts_for(report, (side, None))
+            return report_of(trace_side(document.trace, document.analysis, scope, Path(document.trace.path).name))
 
         self.report_task = export_report(self, build, f"{Path(document.trace.path).stem}-report.html")
 

@@ -9,8 +9,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
-from graphscope.app.describe import Fields
 from graphscope.core.units import format_bytes, format_ns
+from graphscope.view.describe import Fields
 
 
 def _table(fields: Fields) -> str:

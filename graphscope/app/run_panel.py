@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +24,15 @@ from PySide6.QtWidgets import (
 )
 
 from graphscope.app.workers import Task, start
-from graphscope.core.errors import NoGpuError, WorkloadError
 from graphscope.core.progress import CancelToken, ProgressCallback
 from graphscope.core.units import format_ns
-from graphscope.workload.runner import MODES, run_workload
+from graphscope.workload.record import run_and_record
+from graphscope.workload.runner import MODES
 
 COLUMNS = ("mode", "end to end (median, 95%)", "GPU span", "CPU submit", "capture + instantiate", "outputs")
 
 
-def run_and_record(
+def _run_and_record(
     path: Path,
     modes: tuple[str, ...],
     reps: int,
@@ -43,21 +42,11 @@ def run_and_record(
     progress: ProgressCallback,
     cancel: CancelToken,
 ) -> dict[str, Any]:
-    """Run in a workload child and store the result (or the failure) in the session database."""
-    from graphscope.store.session_db import SessionStore  # sqlite-utils: not needed to open the window
+    """The CLI's run path (workload.record), on a worker thread; the database opens there too."""
+    from graphscope.store.recorder import Recorder  # sqlite-utils: not needed to open the window
 
-    store = SessionStore(store_path)
-    started = time.time()
-    try:
-        data = run_workload(path, modes, reps, warmup, nsys=nsys, progress=progress, cancel=cancel).to_json()
-        data["run_id"] = store.record_run(data)
-        return data
-    except (WorkloadError, NoGpuError) as exc:
-        kind = getattr(exc, "kind", "no_gpu")
-        store.record_failure(path, kind, exc.message, {"started": started, "modes": modes, "reps": reps})
-        raise
-    finally:
-        store.close()
+    recorder = Recorder(store_path)
+    return run_and_record(path, recorder, modes, reps, warmup, nsys=nsys, progress=progress, cancel=cancel)
 
 
 class RunPanel(QWidget):
@@ -130,7 +119,7 @@ class RunPanel(QWidget):
             return
         modes = MODES if self.mode.currentText() == "both" else (self.mode.currentText(),)
         self.task = Task(
-            run_and_record, path, modes, self.reps.value(), self.warmup.value(), self.nsys.isChecked(), self.store_path
+            _run_and_record, path, modes, self.reps.value(), self.warmup.value(), self.nsys.isChecked(), self.store_path
         )
         self.task.signals.progressed.connect(self._progress)
         self.task.signals.finished.connect(self._done)

@@ -9,12 +9,13 @@ from PySide6.QtGui import QKeyEvent
 
 from graphscope.analysis.gpu_time import idle_gaps
 from graphscope.analysis.scope import Scope
-from graphscope.app.document import TraceDocument
 from graphscope.app.lane_item import HOST_WAIT, OTHER_WAIT, ROW_HEIGHT, UNKNOWN_WAIT, GapItem, LaneItem
-from graphscope.app.layout import API, GRAPH_GROUP, GRAPH_ROW, KERNEL, MEMCPY, MEMSET, NVTX, SOURCES
 from graphscope.app.timeline_items import GridItem, LaneAxis, LinkItem, ScopeItem, TimeAxis, TimelineViewBox
+from graphscope.core.events import GPU_WORK, Activity
 from graphscope.core.units import format_ns
 from graphscope.trace.schema import NVTX_RANGE_TYPES
+from graphscope.view.document import TraceDocument
+from graphscope.view.layout import API, DRAWN, GRAPH_GROUP, NVTX
 
 GROUP_HEADER = 0.9
 CLICK_TOLERANCE_PX = 3
@@ -264,15 +265,15 @@ class TimelineView(pg.PlotWidget):
         correlation = document.analysis.correlation
         linked: dict[int, np.ndarray] = {}
         call = -1
-        if source in (KERNEL, MEMCPY, MEMSET, GRAPH_ROW):
-            call = int(correlation.api_row[SOURCES[source]][row])
+        if source in GPU_WORK:
+            call = int(correlation.api_row[Activity(source).table][row])
             if call >= 0:
                 linked[API] = np.array([call])
         elif source == API:
             caused = correlation.activities_of(row)
             for kind, rows in caused.items():
-                if kind in SOURCES:
-                    linked[SOURCES.index(kind)] = rows
+                if Activity.of_table(kind) in DRAWN:
+                    linked[Activity.of_table(kind)] = rows
             groups = np.flatnonzero(document.analysis.graphs.api_row == row)
             if len(groups):
                 linked[GRAPH_GROUP] = groups
@@ -281,8 +282,8 @@ class TimelineView(pg.PlotWidget):
             if call >= 0:
                 linked[API] = np.array([call])
                 for kind, rows in correlation.activities_of(call).items():
-                    if kind in SOURCES:
-                        linked[SOURCES.index(kind)] = rows
+                    if Activity.of_table(kind) in DRAWN:
+                        linked[Activity.of_table(kind)] = rows
         self._highlight(linked)
         self._draw_link(source, row, call)
         if source == NVTX:

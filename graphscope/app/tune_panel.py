@@ -158,9 +158,17 @@ class TunePanel(QWidget):
     def load(self) -> None:
         path = Path(self.path.text().strip())
         self.close_session()
-        controller = TuningController(path, store_path=self.store_path, session_factory=self.session_factory)
+        controller = TuningController(path, session_factory=self.session_factory)
+        store_path = self.store_path
+
+        def load(progress, cancel):
+            from graphscope.store.recorder import Recorder  # sqlite-utils: loaded off the GUI thread
+
+            controller.recorder = Recorder(store_path)
+            return controller, controller.load(progress, cancel)
+
         self._run(
-            lambda progress, cancel: (controller, controller.load(progress, cancel)),
+            load,
             self._loaded,
             f"loading {path.name}, capturing its graph, measuring the baseline…",
         )
@@ -306,13 +314,10 @@ class TunePanel(QWidget):
 
     def export_report(self) -> None:
         """The last sweep's report (baseline against best, every trial) from the session database."""
-        from graphscope.report.sources import tuning_report
-        from graphscope.store.session_db import SessionStore
+        from graphscope.report.compose import tuning_report_of
 
         tuning, store_path = self.last_tuning, self.store_path
-        self.report_task = export_report(
-            self, lambda: (tuning_report(SessionStore(store_path), tuning), {}), f"tuning-{tuning}.html"
-        )
+        self.report_task = export_report(self, lambda: tuning_report_of(tuning, store_path), f"tuning-{tuning}.html")
 
     def _add_row(self, label: str, trial: Trial) -> None:
         row = self.history.rowCount()

@@ -1,8 +1,8 @@
-"""DAG exports: Graphviz DOT (left to right, chains of identical nodes folded) and JSON."""
+"""DAG exports: Graphviz DOT (left to right, chains of identical nodes folded as `Dag.fold` does)."""
 
 from __future__ import annotations
 
-from graphscope.graph.model import Dag, DagNode
+from graphscope.graph.model import Dag, Fold
 
 SHAPES = {
     "kernel": "box",
@@ -14,10 +14,10 @@ SHAPES = {
     "host": "ellipse",
     "graph": "folder",
 }
-FOLD_AT = 4  # a chain of this many identical nodes or more is drawn as one
 
 
-def _label(node: DagNode) -> str:
+def _label(fold: Fold) -> str:
+    node = fold.first
     lines = [f"{node.index}: {node.name}"]
     if node.block:
         lines.append(
@@ -25,39 +25,26 @@ def _label(node: DagNode) -> str:
         )
     if node.site:
         lines.append(f"site {node.site}")
-    if node.duration_ns is not None:
-        lines.append(f"{node.duration_ns / 1e3:.2f} us")
+    if fold.median_ns is not None:
+        lines.append(f"{fold.median_ns / 1e3:.2f} us" + (" median" if len(fold) > 1 else ""))
+    if len(fold) > 1:
+        lines.append(f"x{len(fold)} " + ("in a chain" if fold.dag.edges_known else "in capture order"))
     return "\\n".join(lines)
 
 
-def _same(a: DagNode, b: DagNode) -> bool:
-    return (a.type, a.name, a.grid, a.block) == (b.type, b.name, b.grid, b.block)
-
-
 def to_dot(dag: Dag, fold: bool = True) -> str:
-    """DOT text; with `fold`, runs of >= 4 identical chained nodes become one node 'xN'."""
-    representative = {n.index: n.index for n in dag.nodes}
-    folded: dict[int, int] = {}
-    if fold:
-        for chain in dag.chains():
-            start = 0
-            while start < len(chain):
-                end = start
-                while end + 1 < len(chain) and _same(dag.nodes[chain[start]], dag.nodes[chain[end + 1]]):
-                    end += 1
-                if end - start + 1 >= FOLD_AT:
-                    folded[chain[start]] = end - start + 1
-                    for member in chain[start : end + 1]:
-                        representative[member] = chain[start]
-                start = end + 1
+    """DOT text; with `fold`, runs of identical nodes become one node 'xN' (`Dag.fold`)."""
+    groups = dag.fold() if fold else dag.fold(at=len(dag.nodes) + 1)
+    representative = {}
+    for group in groups:
+        for member in group.members:
+            representative[dag.nodes[member].index] = group.first.index
     lines = ["digraph graphscope {", "  rankdir=LR;", '  node [fontname="Helvetica", fontsize=10];']
     if not dag.edges_known:
         lines.append('  label="edges unknown (from a trace)";')
-    for node in dag.nodes:
-        if representative[node.index] != node.index:
-            continue
-        label = _label(node) + (f"\\nx{folded[node.index]} in a chain" if node.index in folded else "")
-        lines.append(f'  n{node.index} [shape={SHAPES.get(node.type, "box")}, label="{label}"];')
+    for group in groups:
+        node = group.first
+        lines.append(f'  n{node.index} [shape={SHAPES.get(node.type, "box")}, label="{_label(group)}"];')
     seen = set()
     for a, b in dag.edges:
         edge = (representative[a], representative[b])

@@ -1,6 +1,6 @@
 """A graph's DAG as far as a trace can tell: nodes and their durations, not edges.
 
-A node-mode trace records every executed node (graphNodeId = graph id << 32 | node index) with its
+A node-mode trace records every executed node (its graphNodeId: `core.events.node_id`) with its
 duration per launch; CUDA_GRAPH_NODE_EVENTS also lists nodes that do no GPU work (event record/wait,
 empty). Dependencies are not recorded, so `edges_known` is False. Inputs are plain columns (from
 graphscope.analysis.graphs.node_durations), so this module needs no trace reader.
@@ -10,40 +10,40 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphscope.core.events import Activity, graph_of, index_in_graph, node_id
 from graphscope.core.symbols import SymbolTable, elide
 from graphscope.core.table import Table
 from graphscope.graph.model import Dag, DagNode
 
-KIND_NAMES = ("kernel", "memcpy", "memset")
 NO_EDGES = "a trace does not record dependencies between nodes: edges are unknown (capture the graph live for them)"
 
 
 def dags_from_trace(nodes: Table, symbols: SymbolTable, created: np.ndarray | None = None) -> list[Dag]:
     """One DAG per executed graph id.
 
-    `nodes` has one row per executed node: node (graphNodeId), kind (0 kernel, 1 memcpy, 2 memset),
+    `nodes` has one row per executed node: node (graphNodeId), kind (an Activity of NODE_WORK),
     name (kernel short-name id in `symbols`, -1 otherwise), stream, count, median_ns, and the launch
     configuration of kernel nodes (grid_x .. block_z).
     `created` optionally lists graphNodeIds created for the instantiated graphs (to show idle nodes).
     """
     ids = nodes.node.astype(np.int64)
-    graphs = np.unique(ids >> 32)
+    graph_ids = graph_of(ids)
     dags = []
-    for graph in graphs.tolist():
-        mine = np.flatnonzero((ids >> 32) == graph)
-        by_index = {int(ids[r] & 0xFFFFFFFF): r for r in mine}
+    for graph in np.unique(graph_ids).tolist():
+        mine = np.flatnonzero(graph_ids == graph)
+        by_index = {int(index_in_graph(ids[r])): r for r in mine}
         extra = set()
         if created is not None:
-            extra = {int(c & 0xFFFFFFFF) for c in created if (int(c) >> 32) == graph} - set(by_index)
+            extra = {index_in_graph(int(c)) for c in created if graph_of(int(c)) == graph} - set(by_index)
         dag_nodes = []
         for index in sorted(set(by_index) | extra):
             if index in extra:
                 dag_nodes.append(
-                    DagNode(index, "other", "no GPU work (event, empty or host node)", trace_id=(graph << 32) | index)
+                    DagNode(index, "other", "no GPU work (event, empty or host node)", trace_id=node_id(graph, index))
                 )
                 continue
             row = by_index[index]
-            kind = KIND_NAMES[int(nodes.kind[row])]
+            kind = Activity(int(nodes.kind[row])).noun
             name = elide(symbols.name(int(nodes.name[row]))) if kind == "kernel" and nodes.name[row] >= 0 else kind
             node = DagNode(
                 index,

@@ -5,7 +5,7 @@ CuPy launches RawKernels through the driver API, so nodes are read with the driv
 `cuGraphExecKernelNodeSetParams`: no re-capture, no re-instantiation. The source graph is not
 changed, so the effective configuration is tracked here. The same calls read a PyTorch graph
 (`CUDAGraph.raw_cuda_graph()`), whose kernels are all library kernels. Verified on an H200 (see
-ARCHITECTURE.md).
+docs/architecture.md, Talking to the GPU).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from graphscope.core.events import node_id
 from graphscope.core.launch_config import Dim, Site, block_problem
 from graphscope.graph.model import Dag, DagNode
 
@@ -62,7 +63,7 @@ class LiveGraph:
         type_name = kind.name.replace("CU_GRAPH_NODE_TYPE_", "").lower()
         node = DagNode(index=index, type=type_name, name=type_name)
         if self.graph_id is not None:
-            node.trace_id = (self.graph_id << 32) | index
+            node.trace_id = node_id(self.graph_id, index)
         if type_name == "kernel":
             (params,) = _check(self.driver.cuGraphKernelNodeGetParams(handle), "cuGraphKernelNodeGetParams")
             self.params[index] = params

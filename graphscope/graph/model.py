@@ -7,7 +7,11 @@ Built from a live captured graph (graph/live.py, in the workload child) or from 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from statistics import median
 from typing import Any
+
+FOLD_AT = 4
+"""A run of this many identical nodes or more, one after another, is shown as one ("vec_add x1000")."""
 
 
 @dataclass
@@ -24,6 +28,16 @@ class DagNode:
     launches: int = 0  # how many executions the duration summarises
     stream: int | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+
+    def same_as(self, other: DagNode) -> bool:
+        """The one definition of "identical" for folding: same work, same launch, same stream."""
+        return (self.type, self.name, self.grid, self.block, self.stream) == (
+            other.type,
+            other.name,
+            other.grid,
+            other.block,
+            other.stream,
+        )
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -67,7 +81,7 @@ class Dag:
     edges: list[tuple[int, int]]  # (from index, to index): `to` depends on `from`
     source: str  # "live" or "trace"
     edges_known: bool = True
-    graph_id: int | None = None  # the id profilers record for the executed graph (trace graphNodeId >> 32)
+    graph_id: int | None = None  # the id profilers record for the executed graph (core.events.graph_of)
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -94,6 +108,30 @@ class Dag:
     def kernel_nodes(self) -> list[DagNode]:
         return [n for n in self.nodes if n.type == "kernel"]
 
+    def fold(self, at: int = FOLD_AT) -> list[Fold]:
+        """The DAG as every face shows it: runs of `at` or more identical nodes (`DagNode.same_as`) along
+        a chain, or in capture order when edges are unknown, become one group; every other node is a
+        group of its own. Groups come in chain order; each lists positions in `nodes`."""
+        chains = self.chains() if self.edges_known else [list(range(len(self.nodes)))]
+        groups: list[Fold] = []
+        for chain in chains:
+            start = 0
+            while start < len(chain):
+                end = start
+                while end + 1 < len(chain) and self.nodes[chain[start]].same_as(self.nodes[chain[end + 1]]):
+                    end += 1
+                run = chain[start : end + 1]
+                if len(run) >= at:
+                    groups.append(Fold(self, run))
+                else:
+                    groups.extend(Fold(self, [member]) for member in run)
+                start = end + 1
+        return groups
+
+    def total_time_ns(self) -> float:
+        """GPU time of every node over every launch the durations summarise (0 without durations)."""
+        return sum(n.duration_ns * max(n.launches, 1) for n in self.nodes if n.duration_ns)
+
     def chains(self) -> list[list[int]]:
         """Maximal runs of nodes joined one-to-one (a->b where a has one child and b one parent)."""
         out: dict[int, list[int]] = {}
@@ -115,3 +153,42 @@ class Dag:
                 seen.add(run[-1])
             runs.append(run)
         return runs
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One box of a folded DAG: `members` are positions in `dag.nodes` (one, or a run of identical nodes)."""
+
+    dag: Dag
+    members: list[int]
+
+    @property
+    def first(self) -> DagNode:
+        return self.dag.nodes[self.members[0]]
+
+    @property
+    def nodes(self) -> list[DagNode]:
+        return [self.dag.nodes[i] for i in self.members]
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    @property
+    def label(self) -> str:
+        return self.first.name if len(self) == 1 else f"{self.first.name} x{len(self)}"
+
+    @property
+    def median_ns(self) -> float | None:
+        """The median of the members' durations (the box stands for all of them, not its first)."""
+        values = [n.duration_ns for n in self.nodes if n.duration_ns is not None]
+        return float(median(values)) if values else None
+
+    @property
+    def time_ns(self) -> float:
+        return sum((n.duration_ns or 0.0) * max(n.launches, 1) for n in self.nodes)
+
+    @property
+    def span(self) -> str:
+        """Node indices it covers: "7" or "0-999"."""
+        first, last = self.first.index, self.dag.nodes[self.members[-1]].index
+        return f"{first}" if len(self) == 1 else f"{first}-{last}"

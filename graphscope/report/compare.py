@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.analysis.verdict import LAUNCH_BOUND_RATIO, WORTHWHILE_GAIN
+from graphscope.core.rules import judge_gain, launch_rule
 from graphscope.core.stats import describe, speedup
 from graphscope.core.units import format_ns
 from graphscope.report.sides import METRICS, KernelRow, Side
@@ -97,10 +97,9 @@ def _verdicts(a: Side, b: Side, metrics: dict[str, Any]) -> dict[str, str]:
     launch = (a.summary or {}).get("launch")
     if launch:
         ratio = launch["steady_state"]["overhead_ratio"]
-        rule = "above" if ratio > LAUNCH_BOUND_RATIO else "below"
         verdicts["launch_overhead"] = (
-            f"{a.label}: steady-state launch overhead is {ratio:.0%} of GPU busy time, {rule} the "
-            f"~{LAUNCH_BOUND_RATIO:.0%} rule; {launch['verdict']}"
+            f"{a.label}: steady-state launch overhead is {ratio:.0%} of GPU busy time, "
+            f"{launch_rule(ratio, named=True)}; {launch['verdict']}"
         )
     wall = metrics.get("wall_ns")
     steps = min(a.step_count, b.step_count)
@@ -118,13 +117,8 @@ def _verdicts(a: Side, b: Side, metrics: dict[str, Any]) -> dict[str, str]:
         if not ratio["significant"]:
             verdicts["gain"] = f"no significant difference: {ratio['value']:.2f}x end to end, {interval} includes 1"
         else:
-            gain = 1 - 1 / ratio["value"]
-            if gain >= WORTHWHILE_GAIN:
-                judged = f"worth it ({gain:.0%} less time per step, above the ~{WORTHWHILE_GAIN:.0%} rule)"
-            elif gain > 0:
-                judged = f"real but small ({gain:.0%} less time, under the ~{WORTHWHILE_GAIN:.0%} rule)"
-            else:
-                judged = f"slower ({-gain:.0%} more time per step)"
+            word, why = judge_gain(ratio["value"])
+            judged = f"{word} ({why})"
             verdicts["gain"] = (
                 f"{b.label} is {ratio['value']:.2f}x {a.label} end to end ({interval}, medians of "
                 f"{a.step_count} and {b.step_count} steps), {saved} saved per step: {judged}"

@@ -17,16 +17,16 @@ from typing import TextIO
 
 import numpy as np
 
-from graphscope.analysis.gpu_time import WORK_KINDS
 from graphscope.analysis.summary import TraceAnalysis
 from graphscope.core.errors import BadInputError
+from graphscope.core.events import Activity
 from graphscope.core.symbols import display_api_name, elide
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import NVTX_RANGE_TYPES
 
 GPU_PID_BASE = 1_000_000  # GPU "processes" sit above any OS pid
 NVTX_TID_OFFSET = 1 << 30  # an NVTX track per thread, beside its CUDA API track
-KIND_NAMES = {"kernels": "kernel", "memcpy": "memcpy", "memset": "memset", "sync": "sync", "graph_launches": "graph"}
+CATEGORIES = {Activity.KERNEL: "kernel", Activity.MEMCPY: "memcpy", Activity.MEMSET: "memset", Activity.GRAPH: "graph"}
 
 
 def write_perfetto(trace: Trace, analysis: TraceAnalysis, path: Path) -> dict[str, int]:
@@ -97,7 +97,7 @@ def _write(trace: Trace, analysis: TraceAnalysis, out: TextIO) -> dict[str, int]
             work.stream[rows].tolist(),
             flow_at_work[rows].tolist(),
         ):
-            label = KIND_NAMES[WORK_KINDS[kind]]
+            label = CATEGORIES[kind]
             name = elide(names.name(int(kernel_names[source])), 200) if label == "kernel" else label
             pid, ts = GPU_PID_BASE + device, _us(start - origin)
             emit({"ph": "X", "cat": label, "name": name, "pid": pid, "tid": stream, "ts": ts, "dur": _us(end - start)})

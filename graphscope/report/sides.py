@@ -15,16 +15,18 @@ from typing import Any
 import numpy as np
 
 from graphscope.analysis import intervals
-from graphscope.analysis.gpu_time import WORK_KINDS, idle_gaps
+from graphscope.analysis.gpu_time import idle_gaps
 from graphscope.analysis.graphs import node_durations
 from graphscope.analysis.kernel_stats import distinct_groups, kernel_identity
-from graphscope.analysis.scope import Scope, scoped_rows
-from graphscope.analysis.summary import TraceAnalysis, summarize
+from graphscope.analysis.scope import Scope, ScopedRows, scoped_rows
+from graphscope.analysis.summary import TraceAnalysis, nodes_in, summarize
+from graphscope.core.events import Activity, ApiKind
 from graphscope.core.stats import describe
 from graphscope.core.symbols import elide
 from graphscope.core.table import Table
+from graphscope.graph.from_trace import dags_from_trace
+from graphscope.graph.model import Dag
 from graphscope.trace.model import Trace
-from graphscope.trace.schema import ApiKind
 
 METRICS = ("wall_ns", "gpu_busy_ns", "submit_ns", "idle_host_wait_ns", "idle_other_ns", "launch_calls")
 MAX_STEPS = 500
@@ -74,7 +76,7 @@ class Side:
     latency_ns: np.ndarray = field(default_factory=lambda: np.empty(0))
     duration_ns: np.ndarray = field(default_factory=lambda: np.empty(0))
     excerpt: dict[str, Any] | None = None  # a timeline excerpt of the first step
-    dag: dict[str, Any] | None = None  # graph nodes by time share, when the trace traced them
+    dag: Dag | None = None  # the first traced graph's nodes, when the trace traced them
     notes: list[str] = field(default_factory=list)
     kernel_steps: int | None = None  # steps the kernel counts cover, when they come from another source
 
@@ -207,7 +209,7 @@ def excerpt(trace: Trace, analysis: TraceAnalysis, low: int, high: int) -> dict[
     for device, stream in tracks:
         mine = inside[(work.device[inside] == device) & (work.stream[inside] == stream)]
         lane = _lane(f"GPU {device} stream {stream}", work, mine, "work")
-        lane["kinds"] = [WORK_KINDS[k] for k in work.kind[mine][:EXCERPT_EVENTS].tolist()]
+        lane["kinds"] = [Activity(k).table for k in work.kind[mine][:EXCERPT_EVENTS].tolist()]
         lanes.append(lane)
     return {"start_ns": low, "end_ns": high, "lanes": lanes}
 
@@ -217,37 +219,21 @@ def _lane(label: str, table: Table, rows: np.ndarray, kind: str) -> dict[str, An
     return {"label": label, "kind": kind, "start": table.start[rows].tolist(), "end": table.end[rows].tolist()}
 
 
-def _dag(trace: Trace, analysis: TraceAnalysis, rows) -> dict[str, Any] | None:
-    """The first traced graph's nodes in capture order, with their share of the graph's time."""
-    nodes = analysis.nodes
-    if not len(nodes):
-        return None
-    if rows is not None:
-        inside = np.zeros(len(nodes), dtype=bool)
-        for kind_index, kind in enumerate(("kernels", "memcpy", "memset")):
-            mine = nodes.kind == kind_index
-            inside[mine] = rows.gpu[kind][nodes.source_row[mine]]
-        nodes = nodes.take(inside)
-        if not len(nodes):
-            return None
+def trace_dags(trace: Trace, nodes: Table) -> list[Dag]:
+    """The DAGs a node-mode trace shows (nodes and durations; edges unknown), one per executed graph."""
     durations = node_durations(trace, nodes)
-    graph = int(durations.node[0]) >> 32
-    mine = (durations.node >> 32) == graph
-    total = float((durations.median_ns[mine] * durations.count[mine]).sum()) or 1.0
-    items = []
-    for i in np.flatnonzero(mine).tolist():
-        kind = ("kernel", "memcpy", "memset")[int(durations.kind[i])]
-        name = trace.symbols.name(int(durations.name[i])) if durations.name[i] >= 0 else kind
-        items.append(
-            {
-                "index": int(durations.node[i]) & 0xFFFFFFFF,
-                "type": kind,
-                "name": elide(name, 80),
-                "median_ns": float(durations.median_ns[i]),
-                "share": float(durations.median_ns[i] * durations.count[i] / total),
-            }
-        )
-    return {"graph_id": graph, "nodes": items}
+    if not len(durations):
+        return []
+    return dags_from_trace(durations, trace.symbols, trace.graph_nodes.node[trace.graph_nodes.original_node >= 0])
+
+
+def _dag(trace: Trace, analysis: TraceAnalysis, rows: ScopedRows | None) -> Dag | None:
+    """The first traced graph in scope, nodes in capture order (edges are not traced)."""
+    nodes = analysis.nodes
+    if rows is not None and len(nodes):
+        nodes = nodes.take(nodes_in(nodes, rows))
+    dags = trace_dags(trace, nodes) if len(nodes) else []
+    return dags[0] if dags else None
 
 
 def run_side(run: dict[str, Any], mode: str, samples: list[dict[str, Any]], trace: Side | None = None) -> Side:

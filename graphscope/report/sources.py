@@ -1,4 +1,4 @@
-"""What `graphscope report` compares, from its arguments:
+"""What `graphscope report` compares, from its arguments: one Source class per prefix, registered by it.
 
 report FILE                          one trace (its default scope)
 report FILE SCOPE_A SCOPE_B          two scopes of one trace (nvtx:NAME, nvtx:'eager_*', range:12ms:40ms)
@@ -10,35 +10,154 @@ report tune:ID                       a tuning session: baseline vs best, in plac
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from graphscope.analysis.scope import Scope, measured_scope, nvtx_scope, window_scope
+from graphscope.analysis.scope import Scope, TimeWindow, measured_scope, nvtx_scope, parse_window
 from graphscope.analysis.summary import TraceAnalysis, analyze
 from graphscope.core.errors import BadInputError
 from graphscope.report.compare import FORMAT
 from graphscope.report.sides import Side, run_side, trace_side
 from graphscope.trace import Trace, load_trace
 
+MODES = ("eager", "graph")
+
 if TYPE_CHECKING:  # sqlite-utils loads only when a session database is opened
     from graphscope.store.session_db import SessionStore
 
-SCOPE_PREFIXES = ("nvtx:", "range:")
+
+class Source:
+    """One argument of `graphscope report`, parsed once. Subclasses with a `prefix` are registered by it;
+    anything else names a trace file."""
+
+    prefix: ClassVar[str] = ""
+    text: str
+
+    @property
+    def label(self) -> str:
+        return self.text
 
 
-def is_scope(text: str) -> bool:
-    return text.startswith(SCOPE_PREFIXES)
+@dataclass(frozen=True)
+class TraceFile(Source):
+    text: str
+    path: Path
+
+    @classmethod
+    def parse(cls, text: str) -> TraceFile:
+        path = Path(text)
+        if not path.exists():
+            raise BadInputError(f"{path}: no such file")
+        return cls(text, path)
+
+    @property
+    def label(self) -> str:
+        return self.path.name
 
 
-def scope_of(trace: Trace, text: str | None) -> Scope | None:
-    """`nvtx:NAME` / `range:START:END` in a trace; None: its default (graphscope's measured repetitions)."""
+@dataclass(frozen=True)
+class NvtxSource(Source):
+    """`nvtx:NAME`: every NVTX range named NAME (a glob such as 'eager_*'; NAME#k: the k-th only)."""
+
+    prefix: ClassVar[str] = "nvtx:"
+    text: str
+    pattern: str
+
+    @classmethod
+    def parse(cls, text: str) -> NvtxSource:
+        pattern = text[len(cls.prefix) :]
+        if not pattern.strip():
+            raise BadInputError(f"{text!r}: name the NVTX range (nvtx:NAME, or a glob such as nvtx:'eager_*')")
+        return cls(text, pattern)
+
+    @property
+    def label(self) -> str:
+        return self.pattern
+
+    def scope(self, trace: Trace) -> Scope:
+        return nvtx_scope(trace, self.pattern)
+
+
+@dataclass(frozen=True)
+class RangeSource(Source):
+    """`range:START:END`: one window, times from the start of the trace (12ms:40ms)."""
+
+    prefix: ClassVar[str] = "range:"
+    text: str
+    window: TimeWindow
+
+    @classmethod
+    def parse(cls, text: str) -> RangeSource:
+        return cls(text, parse_window(text[len(cls.prefix) :], text))
+
+    @property
+    def label(self) -> str:
+        return f"range {self.text[len(self.prefix) :]}"
+
+    def scope(self, trace: Trace) -> Scope:
+        return self.window.scope(trace)
+
+
+@dataclass(frozen=True)
+class StoredNumber(Source):
+    """`PREFIX:ID` of a record in the session database."""
+
+    text: str
+    number: int
+    mode: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> StoredNumber:
+        parts = text[len(cls.prefix) :].split(":")
+        if not parts[0].isdigit() or len(parts) > cls.max_parts or int(parts[0]) >= 1 << 63:
+            raise BadInputError(f"{text!r}: write {cls.prefix}ID with the number graphscope printed{cls.hint}")
+        mode = parts[1] if len(parts) > 1 else None
+        if mode is not None and mode not in MODES:
+            raise BadInputError(f"{text!r}: a run's mode is eager or graph")
+        return cls(text, int(parts[0]), mode)
+
+    max_parts: ClassVar[int] = 1
+    hint: ClassVar[str] = ""
+
+
+@dataclass(frozen=True)
+class RunSource(StoredNumber):
+    """`run:ID` (eager against graph of a stored run) or `run:ID:MODE`."""
+
+    prefix: ClassVar[str] = "run:"
+    max_parts: ClassVar[int] = 2
+    hint: ClassVar[str] = " (run:ID:eager picks a mode)"
+
+
+@dataclass(frozen=True)
+class TuneSource(StoredNumber):
+    """`tune:ID`: a stored tuning session."""
+
+    prefix: ClassVar[str] = "tune:"
+
+
+SCOPES = (NvtxSource, RangeSource)
+REGISTRY: dict[str, type[Source]] = {cls.prefix: cls for cls in (*SCOPES, RunSource, TuneSource)}
+USAGE = "report takes FILE [SCOPE [SCOPE]], A B, run:ID [run:ID] or tune:ID (a SCOPE is nvtx:NAME or range:START:END)"
+
+
+def parse_source(text: str) -> Source:
+    """The source an argument names: by its registered prefix, else a trace file."""
+    for prefix, cls in REGISTRY.items():
+        if text.startswith(prefix):
+            return cls.parse(text)
+    return TraceFile.parse(text)
+
+
+def parse_scope_option(text: str | None, option: str) -> NvtxSource | RangeSource | None:
+    """`--a` / `--b`: a scope source, or None."""
     if text is None:
-        return measured_scope(trace)
-    if text.startswith("nvtx:"):
-        return nvtx_scope(trace, text[5:])
-    if text.startswith("range:"):
-        return window_scope(trace, text[6:])
-    raise BadInputError(f"{text!r}: a scope is nvtx:NAME or range:START:END")
+        return None
+    source = parse_source(text) if text.startswith(tuple(c.prefix for c in SCOPES)) else None
+    if source is None:
+        raise BadInputError(f"{option} {text!r}: a scope is nvtx:NAME or range:START:END")
+    return source
 
 
 class Loaded:
@@ -54,11 +173,12 @@ class Loaded:
             self.traces[key] = (trace, analyze(trace))
         return self.traces[key]
 
-    def side(self, path: Path, scope_text: str | None, label: str | None = None) -> Side:
+    def side(self, path: Path, scope: NvtxSource | RangeSource | None, label: str | None = None) -> Side:
+        """A trace over a scope (None: its default, graphscope's measured repetitions where it has them)."""
         trace, analysis = self.trace(path)
-        scope = scope_of(trace, scope_text)
-        name = label or (f"{Path(path).name} {scope_text}" if scope_text else Path(path).name)
-        return trace_side(trace, analysis, scope, name)
+        chosen = scope.scope(trace) if scope is not None else measured_scope(trace)
+        name = label or (f"{Path(path).name} {scope.label}" if scope is not None else Path(path).name)
+        return trace_side(trace, analysis, chosen, name)
 
 
 def _open_store(session: Path | None) -> SessionStore:
@@ -72,52 +192,47 @@ def sides_for(
 ) -> tuple[Side, Side | None] | dict[str, Any]:
     """The two sides (the second None for a one-sided report), or a finished tuning report."""
     if not items or len(items) > 3:
-        raise BadInputError("report takes one to three sources: FILE [SCOPE SCOPE], A B, run:ID or tune:ID")
+        raise BadInputError(USAGE)
+    sources = [parse_source(text) for text in items]
+    option_a, option_b = parse_scope_option(scope_a, "--a"), parse_scope_option(scope_b, "--b")
+    kinds = tuple(type(s) for s in sources)
     loaded = Loaded()
-    if items[0].startswith("tune:"):
-        return tuning_report(_open_store(session), _number(items[0]))
-    if items[0].startswith("run:"):
+    if kinds == (TuneSource,):
+        return tuning_report(_open_store(session), sources[0].number)
+    if all(k is RunSource for k in kinds) and len(kinds) <= 2:
         store = _open_store(session)
-        if len(items) == 1:
-            return _run_sides(store, loaded, items[0], ("eager", "graph"))
-        return _run_sides(store, loaded, items[0], ("graph",))[0], _run_sides(store, loaded, items[1], ("graph",))[0]
-    if len(items) == 3 or (len(items) == 2 and is_scope(items[1])):
-        scopes = items[1:] + [None] * (3 - len(items))
-        path = _existing(items[0])
-        a = loaded.side(path, scopes[0], scopes[0][5:] if scopes[0] else None)
-        b = loaded.side(path, scopes[1], scopes[1][5:] if scopes[1] else None) if scopes[1] else None
+        if len(sources) == 1:
+            return _run_sides(store, loaded, sources[0], ("eager", "graph"))
+        return _run_sides(store, loaded, sources[0], ("graph",))[0], _run_sides(store, loaded, sources[1], ("graph",))[
+            0
+        ]
+    if kinds[0] is not TraceFile:
+        if kinds[0] in SCOPES:
+            raise BadInputError(
+                f"{items[0]!r} is a scope; name the trace it belongs to first (report FILE {items[0]} ...)"
+            )
+        raise BadInputError(USAGE)
+    path = sources[0].path
+    if len(sources) > 1 and all(k in SCOPES for k in kinds[1:]):
+        a = loaded.side(path, sources[1], sources[1].label)
+        b = loaded.side(path, sources[2], sources[2].label) if len(sources) == 3 else None
         return a, b
-    path_a = _existing(items[0])
-    if len(items) == 1:
-        if scope_b is not None:
-            return loaded.side(path_a, scope_a), loaded.side(path_a, scope_b)
-        return loaded.side(path_a, scope_a), None
-    return loaded.side(path_a, scope_a), loaded.side(_existing(items[1]), scope_b)
+    if len(sources) == 1:
+        b = loaded.side(path, option_b) if option_b is not None else None
+        return loaded.side(path, option_a), b
+    if kinds == (TraceFile, TraceFile):
+        return loaded.side(path, option_a), loaded.side(sources[1].path, option_b)
+    raise BadInputError(USAGE)
 
 
-def _existing(text: str) -> Path:
-    path = Path(text)
-    if is_scope(text):
-        raise BadInputError(f"{text!r} is a scope; name the trace it belongs to first (report FILE {text} ...)")
-    if not path.exists():
-        raise BadInputError(f"{path}: no such file")
-    return path
-
-
-def _number(text: str) -> int:
-    value = text.split(":")[1]
-    if not value.isdigit():
-        raise BadInputError(f"{text!r}: write run:ID or tune:ID with a number")
-    return int(value)
-
-
-def _run_sides(store: SessionStore, loaded: Loaded, text: str, modes: tuple[str, ...]) -> tuple[Side, Side | None]:
-    run = store.run(_number(text))
+def _run_sides(
+    store: SessionStore, loaded: Loaded, source: RunSource, modes: tuple[str, ...]
+) -> tuple[Side, Side | None]:
+    run = store.run(source.number)
     if run is None:
-        raise BadInputError(f"{text}: no such run in {store.path}")
-    parts = text.split(":")
-    if len(parts) == 3:
-        modes = (parts[2],)
+        raise BadInputError(f"{source.text}: no such run in {store.path}")
+    if source.mode is not None:
+        modes = (source.mode,)
     samples = store.measurements(run["id"])
     sides = []
     for mode in modes:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from graphscope.core.units import format_ns
+from graphscope.graph.model import Dag
 
 A_COLOUR, B_COLOUR = "#4285f4", "#f4a000"
 KIND_COLOURS = {
@@ -145,30 +146,26 @@ def _merged(starts: np.ndarray, ends: np.ndarray, kinds: list[str]) -> list[tupl
     return [tuple(m) for m in merged]
 
 
-def dag(graph: dict[str, Any] | None, title: str) -> str:
-    """A traced graph's nodes in capture order, runs of identical nodes folded, coloured by time share."""
-    if not graph or not graph["nodes"]:
+def dag(graph: Dag | None, title: str) -> str:
+    """A traced graph's boxes (`Dag.fold`: runs of identical nodes folded) in capture order, by time share."""
+    if graph is None or not graph.nodes:
         return ""
-    groups: list[list[dict[str, Any]]] = []
-    for node in graph["nodes"]:
-        if groups and (groups[-1][0]["name"], groups[-1][0]["type"]) == (node["name"], node["type"]):
-            groups[-1].append(node)
-        else:
-            groups.append([node])
+    groups = graph.fold()
+    total = graph.total_time_ns() or 1.0
     box_w, box_h, per_row = 150, 40, 5
     width = 20 + per_row * (box_w + 20)
     height = 40 + ((len(groups) + per_row - 1) // per_row) * (box_h + 24)
-    body = [_text(10, 14, f"{title}: graph {graph['graph_id']}, {len(graph['nodes'])} nodes (edges are not traced)")]
-    for i, members in enumerate(groups[:200]):
-        share = sum(n["share"] for n in members)
+    body = [_text(10, 14, f"{title}: graph {graph.graph_id}, {len(graph.nodes)} nodes (edges are not traced)")]
+    for i, group in enumerate(groups[:200]):
+        share = group.time_ns / total
         x, y = 10 + (i % per_row) * (box_w + 20), 26 + (i // per_row) * (box_h + 24)
         heat = int(235 - 200 * min(share, 1.0) ** 0.5)
         fill = f"fill='rgb(255,{heat},{heat})' stroke='#4285f4'"
         body.append(f"<rect x='{x}' y='{y}' width='{box_w}' height='{box_h}' rx='5' {fill}/>")
-        name = members[0]["name"][:20] + (f" x{len(members)}" if len(members) > 1 else "")
+        name = group.first.name[:20] + (f" x{len(group)}" if len(group) > 1 else "")
         body.append(_text(x + 6, y + 15, name))
-        median = float(np.median([n["median_ns"] for n in members]))
-        body.append(_text(x + 6, y + 31, f"{share:.0%} of time, {format_ns(median)} each", extra="font-size='9'"))
+        each = f", {format_ns(group.median_ns)} each" if group.median_ns is not None else ""
+        body.append(_text(x + 6, y + 31, f"{share:.0%} of time{each}", extra="font-size='9'"))
         if i % per_row:
             body.append(f"<line x1='{x - 20}' x2='{x}' y1='{y + box_h / 2}' y2='{y + box_h / 2}' stroke='#aaa'/>")
     return _svg(width, height, body, title)

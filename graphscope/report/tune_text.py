@@ -6,45 +6,39 @@ from typing import Any
 
 from graphscope.core.launch_config import format_dim
 from graphscope.core.units import format_ns
+from graphscope.graph.model import Dag
 
 
 def _dim(value: list[int] | None) -> str:
     return "x".join(map(str, value)) if value else "-"
 
 
-def render_dag(dag: dict[str, Any], title: str) -> str:
-    nodes = dag["nodes"]
+def render_dag(dag: Dag, title: str) -> str:
+    """One row per box of the folded DAG (`Dag.fold`): a run of identical nodes is one row with its median."""
     kinds: dict[str, int] = {}
-    for node in nodes:
-        kinds[node["type"]] = kinds.get(node["type"], 0) + 1
-    tunable = sum(1 for n in nodes if n.get("site"))
+    for node in dag.nodes:
+        kinds[node.type] = kinds.get(node.type, 0) + 1
+    tunable = sum(1 for n in dag.nodes if n.site)
     lines = [
-        f"{title}: "
-        + (f"graph {dag['graph_id']}, " if dag.get("graph_id") is not None else "")
-        + f"{len(nodes)} nodes "
+        f"{title}: " + (f"graph {dag.graph_id}, " if dag.graph_id is not None else "") + f"{len(dag.nodes)} nodes "
         f"({', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))}), "
-        + (f"{len(dag['edges'])} edges" if dag["edges_known"] else "edges unknown")
+        + (f"{len(dag.edges)} edges" if dag.edges_known else "edges unknown")
         + f", {tunable} tunable launch sites"
     ]
-    lines += [f"  note: {note}" for note in dag.get("notes", [])]
+    lines += [f"  note: {note}" for note in dag.notes]
     lines.append(f"  {'nodes':<11} {'type':<8} {'name':<22} {'grid':<12} {'block':<10} {'site':<14} duration")
-    start = 0
-    while start < len(nodes):  # fold runs of identical consecutive nodes into one row
-        end = start
-        key = lambda n: (n["type"], n["name"], n["grid"], n["block"])  # noqa: E731
-        while end + 1 < len(nodes) and key(nodes[end + 1]) == key(nodes[start]):
-            end += 1
-        first = nodes[start]
-        span = f"{first['index']}" if end == start else f"{first['index']}-{nodes[end]['index']}"
-        site = first.get("site") or "-"
-        if end > start and first.get("site"):
-            site = f"{site}.. ({end - start + 1})"
-        duration = format_ns(first["duration_ns"]) if first.get("duration_ns") is not None else "-"
+    for fold in dag.fold():
+        first = fold.first
+        site = first.site or "-"
+        if len(fold) > 1 and first.site:
+            site = f"{site}.. ({len(fold)})"
+        duration = format_ns(fold.median_ns) if fold.median_ns is not None else "-"
+        if len(fold) > 1 and fold.median_ns is not None:
+            duration += " median"
         lines.append(
-            f"  {span:<11} {first['type']:<8} {first['name'][:22]:<22} {_dim(first['grid']):<12} "
-            f"{_dim(first['block']):<10} {site:<14} {duration}"
+            f"  {fold.span:<11} {first.type:<8} {first.name[:22]:<22} {_dim(first.grid):<12} "
+            f"{_dim(first.block):<10} {site:<14} {duration}"
         )
-        start = end + 1
     return "\n".join(lines)
 
 

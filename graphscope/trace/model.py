@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from graphscope.core.events import NODE_WORK
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table
 
@@ -81,7 +82,7 @@ class Trace:
 
     def gpu_tables(self) -> dict[str, Table]:
         """GPU activity tables by kind (the ones that occupy a stream)."""
-        return {"kernel": self.kernels, "memcpy": self.memcpy, "memset": self.memset}
+        return {kind.noun: getattr(self, kind.table) for kind in NODE_WORK}
 
     def span(self) -> tuple[int, int]:
         """First start and last end over every timed event (0, 0 for an empty trace)."""

@@ -14,6 +14,7 @@ from typing import Literal
 import numpy as np
 
 from graphscope.core.errors import NotAnExportError, UnsupportedSchemaError
+from graphscope.core.events import CORRELATED
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.symbols import SymbolTable, elide
 from graphscope.core.table import Deferred, Table
@@ -27,7 +28,7 @@ from graphscope.trace.window import Window, memory_budget_events, plan_window, r
 _MAX_STRING_ID_SLACK = 1 << 20
 _MAX_STRING = 1 << 16  # no real name is this long; a damaged or hostile file's would flood every view
 CPU_KEYS = ("api", "nvtx", "graph_nodes", "graph_events")
-GPU_KEYS = ("kernels", "memcpy", "memset", "sync", "graph_launches")
+GPU_KEYS = tuple(kind.table for kind in CORRELATED)
 TABLES: dict[str, tuple[str, dict[str, ColumnSpec]]] = {
     "api": (schema.RUNTIME, schema.API_COLUMNS),
     "kernels": (schema.KERNEL, schema.KERNEL_COLUMNS),

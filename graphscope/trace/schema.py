@@ -10,6 +10,7 @@ from enum import IntEnum
 
 import numpy as np
 
+from graphscope.core.events import ApiKind
 from graphscope.trace.database import ROWID, ColumnSpec
 
 I16, I32, I64 = np.int16, np.int32, np.int64
@@ -146,19 +147,6 @@ REQUIRED = {
 KERNEL_NAME_COLUMNS = ("shortName", "demangledName")
 
 
-class ApiKind(IntEnum):
-    """What a CPU-side CUDA call does, for colouring lanes and counting launches."""
-
-    OTHER = 0
-    KERNEL_LAUNCH = 1
-    GRAPH_LAUNCH = 2
-    SYNC = 3
-    MEMCPY = 4
-    MEMSET = 5
-    GRAPH_BUILD = 6
-    MEMORY = 7
-
-
 _SYNC_NAMES = (
     "cudaDeviceSynchronize",
     "cudaStreamSynchronize",
@@ -199,7 +187,7 @@ _MEMORY_PREFIXES = ("cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister
 def classify_api(name: str) -> ApiKind:
     """Classify one API name (with or without its `_vNNNN` suffix).
 
-    Kernel launches follow the counting rule of ARCHITECTURE.md exactly: names starting with
+    Kernel launches follow the counting rule of docs/counting.md exactly: names starting with
     `cudaLaunchKernel` or `cuLaunchKernel` (which covers the Ex variants).
     """
     if name.startswith(("cudaLaunchKernel", "cuLaunchKernel")):

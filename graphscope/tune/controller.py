@@ -4,8 +4,8 @@ cancellation. `graphscope tune` and the Tune panel both drive it (no Qt here).
 Real kernels fault, hang or refuse to launch at block shapes they were not written for. A candidate
 that does is recorded with its cause (status fault, timeout or invalid), the child is restarted, the
 graph re-captured, the baseline (and the best so far) re-measured under the same in-place conditions,
-and the sweep goes on. Every trial is written to the session database as it is measured, so a sweep
-that is killed keeps what it measured.
+and the sweep goes on. Every trial goes to the recorder the caller passes (the session database's) as
+it is measured, so a sweep that is killed keeps what it measured; tune never imports the store.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 from graphscope.core.errors import Cancelled, WorkloadError
 from graphscope.core.launch_config import Dim, LaunchConfig, Site
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
+from graphscope.core.records import Recorder
 from graphscope.graph.model import Dag
 from graphscope.tune.measure import LiveMeasurer, Trial
 from graphscope.tune.session import TuningResult, detour_config, tune
@@ -74,14 +75,14 @@ class TuningController:
         workload: Path,
         start: LaunchConfig | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
-        store_path: Path | None = None,
+        recorder: Recorder | None = None,
         session_factory: Callable[..., Any] = WorkloadSession,
         cpu: int | None = None,
     ) -> None:
         self.workload = Path(workload).resolve()
         self.start = start or LaunchConfig(workload=self.workload.name)
         self.timeout = timeout
-        self.store_path = store_path
+        self.recorder = recorder
         self.session_factory = session_factory
         self.cpu = cpu
         self.session: Any = None
@@ -182,19 +183,25 @@ class TuningController:
         progress: ProgressCallback = no_progress,
         cancel: CancelToken | None = None,
     ) -> TuningResult:
-        """Search the knobs from the current config; every trial lands in the session database as it
-        is measured (a cancelled or killed sweep keeps them, marked as such)."""
+        """Search the knobs from the current config; with a recorder, every trial is recorded as it is
+        measured (a cancelled or killed sweep keeps them, marked as such)."""
         with self._operation(cancel):
             knobs = knobs if knobs is not None else knobs_for(self.sites)
-            from graphscope.store.session_db import SessionStore  # sqlite-utils: loaded when a session starts
-
-            store = SessionStore(self.store_path)
-            tuning = store.begin_tuning(self.workload, strategy, time.time(), self.config.to_json())
+            recorder = self.recorder
+            started = time.time()
+            tuning = (
+                recorder.tuning_started(self.workload, strategy, started, self.config.to_json()) if recorder else None
+            )
             seen: list[Trial] = []
 
             def record(seq: int, trial: Trial) -> None:
                 seen.append(trial)
-                store.add_trial(tuning, seq, trial.to_json())
+                if recorder is not None:
+                    recorder.trial(tuning, seq, trial.to_json())
+
+            def closed(status: str) -> None:
+                if recorder is not None:
+                    recorder.tuning_finished(tuning, {"trials": [t.to_json() for t in seen], "summary": None}, status)
 
             try:
                 result = tune(
@@ -210,17 +217,15 @@ class TuningController:
                     record,
                 )
             except (Cancelled, KeyboardInterrupt):
-                store.finish_tuning(tuning, {"trials": [t.to_json() for t in seen], "summary": None}, "cancelled")
-                store.close()
+                closed("cancelled")
                 raise
             except BaseException:
-                store.finish_tuning(tuning, {"trials": [t.to_json() for t in seen], "summary": None}, "failed")
-                store.close()
+                closed("failed")
                 raise
-            data = result.to_json()
-            data["tuning_id"] = tuning
-            store.finish_tuning(tuning, data)
-            store.close()
+            if recorder is not None:
+                data = result.to_json()
+                data["tuning_id"] = tuning
+                recorder.tuning_finished(tuning, data)
             self.history += result.trials
             if result.adopt:
                 self.best = result.best

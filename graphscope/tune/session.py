@@ -10,13 +10,13 @@ from typing import Any
 
 from graphscope.core.launch_config import LaunchConfig, format_dim
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
+from graphscope.core.rules import NEGLIGIBLE_GAIN
 from graphscope.core.stats import repetitions_needed, speedup
 from graphscope.tune.measure import STATUSES, Measurer, Trial
 from graphscope.tune.space import Knob
 from graphscope.tune.strategies import STRATEGIES
 
 PRECISION = 0.01  # repetitions are chosen so the median's interval is within +-1%
-MIN_GAIN = 0.01  # a confirmed gain below 1% is real but not worth changing the launch configuration for
 MAX_REPS = 200
 
 
@@ -73,10 +73,10 @@ class TuningResult:
             )
         if fresh.value < 1:
             return f"in place it looked faster, but freshly captured it is slower ({fresh.value:.3f}x): not adopted"
-        if fresh.value < 1 + MIN_GAIN:
+        if fresh.value < 1 + NEGLIGIBLE_GAIN:
             return (
                 f"a real but negligible gain: {fresh.value:.3f}x with fresh captures (interval {fresh.low:.3f}-"
-                f"{fresh.high:.3f}, under {MIN_GAIN:.0%}): keep the current block sizes"
+                f"{fresh.high:.3f}, under {NEGLIGIBLE_GAIN:.0%}): keep the current block sizes"
             )
         return (
             f"adopt: {fresh.value:.3f}x faster with fresh captures (interval {fresh.low:.3f}-{fresh.high:.3f}), "

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from graphscope.core.launch_config import LaunchConfig
-from graphscope.workload.frameworks import INSTALL_TORCH
-from graphscope.workload.protocol import PROTOCOL_VERSION, MissingLibrary, classify, decode, encode
+from graphscope.workload.protocol import INSTALL_TORCH, PROTOCOL_VERSION, MissingLibrary, classify, decode, encode
 
 GPU_LIBRARIES = ("cupy", "cupy_backends", "cuda")
 NO_GPU_MARKERS = (

@@ -15,8 +15,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from graphscope.workload.frameworks import INSTALL_TORCH
-from graphscope.workload.protocol import MissingLibrary
+from graphscope.workload.protocol import INSTALL_TORCH, MissingLibrary
 
 
 class TorchInterop:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from graphscope.core.events import measured_range, warmup_range
 from graphscope.core.launch_config import LaunchConfig, Site
 
 OUTPUT_RTOL, OUTPUT_ATOL = 1e-5, 1e-6
@@ -56,14 +57,14 @@ class LiveWorkload:
     """Owns the workload's framework adapter, its step, the captured graph and the reference outputs."""
 
     def __init__(self, path: Path, config: LaunchConfig | None = None) -> None:
-        from graphscope.workload.frameworks import FRAMEWORKS
+        from graphscope.workload.frameworks import FRAMEWORKS, framework_for
 
         self.path = Path(path)
         module = load_module(self.path)
         framework = getattr(module, "FRAMEWORK", "cupy")
         if framework not in FRAMEWORKS:
             raise BadWorkload(f"{path}: FRAMEWORK = {framework!r}; graphscope runs {' or '.join(FRAMEWORKS)} workloads")
-        self.fw = FRAMEWORKS[framework](config)
+        self.fw = framework_for(framework)(config)
         self.ctx = self.fw.ctx
         step = self.fw.setup(module)
         if not callable(step):
@@ -117,7 +118,7 @@ class LiveWorkload:
                 fw.run(self.step)
 
         if nvtx:
-            fw.push(f"graphscope {mode} warm-up")
+            fw.push(warmup_range(mode))
         for _ in range(warmup):
             once()
         fw.synchronize()
@@ -127,7 +128,7 @@ class LiveWorkload:
         gpu, wall, submit = [], [], []
         for rep in range(reps):
             if nvtx:
-                fw.push(f"graphscope {mode} rep {rep}")
+                fw.push(measured_range(mode, rep))
             fw.record(start)
             t0 = time.perf_counter_ns()
             once()

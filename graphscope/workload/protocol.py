@@ -8,6 +8,9 @@ from typing import Any
 PROTOCOL_VERSION = 2
 
 
+INSTALL_TORCH = "pip install -e '.[torch]' (a CUDA build of PyTorch matching your driver)"
+
+
 class MissingLibrary(Exception):
     """A workload asked for a library that is not installed (its message says what to install)."""
 

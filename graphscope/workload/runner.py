@@ -9,11 +9,11 @@ from typing import Any
 
 from graphscope.core.launch_config import LaunchConfig
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
+from graphscope.core.rules import SMALL, WORTH_IT, judge_gain
 from graphscope.core.stats import Ratio, SampleStats, describe, repetitions_needed, speedup
 from graphscope.workload.session import DEFAULT_TIMEOUT_S, WorkloadSession
 
 MODES = ("eager", "graph")
-LAUNCH_BOUND_GAIN = 0.20  # the seeds' rule: a graph gaining less than ~20% end to end rarely pays
 
 
 @dataclass
@@ -79,18 +79,16 @@ class RunReport:
                 f"no significant difference: end-to-end speed-up {ratio.value:.2f}x, "
                 f"95% interval {ratio.low:.2f}-{ratio.high:.2f} includes 1"
             )
-        gain = 1 - 1 / ratio.value
-        if gain >= LAUNCH_BOUND_GAIN:
+        judged, why = judge_gain(ratio.value)
+        interval = f"95% interval {ratio.low:.2f}-{ratio.high:.2f}x"
+        if judged == WORTH_IT:
+            return f"the graph pays: {ratio.value:.2f}x faster end to end ({why}; {interval})"
+        if judged == SMALL:
             return (
-                f"the graph pays: {ratio.value:.2f}x faster end to end ({gain:.0%} less time per step, "
-                f"95% interval {ratio.low:.2f}-{ratio.high:.2f}x)"
+                f"the graph is faster but by little: {ratio.value:.2f}x ({why}; {interval}): "
+                "rarely worth a graph's maintenance"
             )
-        if gain > 0:
-            return (
-                f"the graph is faster but by little: {ratio.value:.2f}x ({gain:.0%} less time, under "
-                f"~{LAUNCH_BOUND_GAIN:.0%}): rarely worth a graph's maintenance"
-            )
-        return f"the graph is slower: {ratio.value:.2f}x"
+        return f"the graph is slower: {ratio.value:.2f}x ({why}; {interval})"
 
     def to_json(self) -> dict[str, Any]:
         ratios = {m: r.to_json() for m in ("wall_ns", "gpu_ns") if (r := self.speedup(m)) is not None}

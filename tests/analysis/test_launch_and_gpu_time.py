@@ -5,8 +5,9 @@ import numpy as np
 from graphscope.analysis.correlation import correlate
 from graphscope.analysis.gpu_time import device_time, gpu_work, idle_gaps
 from graphscope.analysis.launch import api_kinds, launch_metrics
+from graphscope.core.events import ApiKind
 from graphscope.core.symbols import SymbolTable
-from graphscope.trace.schema import ApiKind, classify_api
+from graphscope.trace.schema import classify_api
 from tests.analysis.builders import make_trace
 
 NAMES = ["cuLaunchKernel", "cudaGraphLaunch_v10000", "cudaMalloc_v3020"]

@@ -12,6 +12,7 @@ import pytest
 from graphscope.core.launch_config import LaunchConfig
 from graphscope.graph.model import Dag, DagNode
 from graphscope.store.session_db import SessionStore
+from graphscope.view.layout import KERNEL
 from tests.conftest import FORKJOIN, H200_GRAPH, H200_NODE
 from tests.tune.fakes import ModelSession
 
@@ -25,7 +26,7 @@ def test_the_trace_dag_is_shown_and_linked_to_the_timeline(window, open_trace):
     assert gpu._highlight_count == 5  # one rowsum per launch
     assert "rowsum" in window.details.toPlainText() and "over 5 launches" in window.details.toPlainText()
     kernel_row = int(np.flatnonzero(window.document.trace.kernels.graph_node >= 0)[0])
-    window.timeline.select(1, kernel_row)  # and back: a node's kernel selects the node
+    window.timeline.select(KERNEL, kernel_row)  # and back: a node's kernel selects the node
     assert [i.group for i in view.scene().selectedItems()] == [view.group_of[2]]
 
 

@@ -29,7 +29,7 @@ def test_compare_with_opens_both_traces_and_exports_their_report(window, open_tr
 def test_export_report_of_the_current_scope(window, open_trace, qtbot, tmp_path):
     import numpy as np
 
-    from graphscope.app.layout import NVTX
+    from graphscope.view.layout import NVTX
 
     document = open_trace(H200_NODE)
     row = int(np.flatnonzero(document.trace.nvtx.text == document.trace.symbols.lookup("graph_0"))[0])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt
 
-from graphscope.app.layout import NVTX
+from graphscope.view.layout import NVTX
 from tests.conftest import FORKJOIN, H200_NODE
 
 

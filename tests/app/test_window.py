@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QPoint, Qt
 
-from graphscope.app.layout import API, GRAPH_GROUP, KERNEL
 from graphscope.core.settings import demo_trace
+from graphscope.view.layout import API, GRAPH_GROUP, KERNEL
 from tests.conftest import FORKJOIN, H200_NODE
 
 

@@ -18,6 +18,7 @@ from graphscope.core.errors import WorkloadError
 from graphscope.core.launch_config import LaunchConfig
 from graphscope.core.settings import find_nsys
 from graphscope.graph.model import Dag
+from graphscope.store.recorder import Recorder
 from graphscope.store.session_db import SessionStore
 from graphscope.tune.controller import TuningController
 from graphscope.workload.runner import run_workload
@@ -108,7 +109,7 @@ def test_a_torch_workload_under_nsys(tmp_path):
 
 
 def test_tuning_a_kernel_that_only_works_at_one_width_records_the_faults_and_completes(tmp_path):
-    controller = TuningController(DECODER, store_path=tmp_path / "s.sqlite")
+    controller = TuningController(DECODER, recorder=Recorder(tmp_path / "s.sqlite"))
     try:
         controller.load()
         knobs = controller.knobs("transpose", [(32, 8, 1), (64, 4, 1), (16, 16, 1), (32, 16, 1), (32, 4, 1)])
@@ -125,7 +126,7 @@ def test_tuning_a_kernel_that_only_works_at_one_width_records_the_faults_and_com
 
 
 def test_a_two_dimensional_kernel_is_tuned_with_two_dimensional_shapes_and_seen_in_a_trace(tmp_path):
-    controller = TuningController(DECODER, store_path=tmp_path / "s.sqlite")
+    controller = TuningController(DECODER, recorder=Recorder(tmp_path / "s.sqlite"))
     try:
         controller.load()
         (knob,) = controller.knobs("side_gemm")

@@ -258,3 +258,27 @@ def test_kernels_of_two_files_match_by_name_not_by_their_files_string_ids(tmp_pa
     data = report(tmp_path, str(H200_NODE), str(shifted), "--a", "nvtx:eager_*", "--b", "nvtx:eager_*")
     (vec_add,) = data["kernels"]
     assert vec_add["name"] == "vec_add" and vec_add["status"] == "same" and vec_add["a"] and vec_add["b"]
+
+
+def test_range_sources_are_labelled_by_their_window(tmp_path):
+    data = report(tmp_path, str(H200_NODE), "range:0ms:200ms", "range:200ms:400ms")
+    assert data["a"]["label"] == "range 0ms:200ms" and data["b"]["label"] == "range 200ms:400ms"
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        ([str(FORKJOIN), "range:1:2"], "range:1:2: give '1' a unit"),
+        ([str(FORKJOIN), "range:5s:6s"], "range:5s:6s: outside the trace"),
+        ([str(FORKJOIN), "range:12ms"], "range:12ms: write START:END"),
+        ([str(FORKJOIN), "nvtx:"], "'nvtx:': name the NVTX range"),
+        (["run:99999999999999999999999"], "write run:ID with the number"),
+        (["run:1:fast"], "a run's mode is eager or graph"),
+        ([str(FORKJOIN), "--a", "eager_*"], "--a 'eager_*': a scope is nvtx:NAME or range:START:END"),
+        ([str(FORKJOIN), "tune:1", "tune:2"], "report takes FILE"),
+    ],
+)
+def test_each_source_kind_has_its_own_one_line_error(tmp_path, capsys, args, words):
+    assert main(["report", *args, "-o", str(tmp_path / "r.json"), "--session", str(tmp_path / "s.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and "--range" not in err

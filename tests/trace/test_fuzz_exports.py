@@ -60,7 +60,7 @@ def assert_clean(path: Path) -> None:
             assert err.startswith("graphscope: error: ") and err.count("\n") == 1, err
         elif command[0] == "summary":
             assert json.loads(out)["file"] == str(path)
-    from graphscope.app.document import open_document
+    from graphscope.view.document import open_document
 
     with contextlib.suppress(BadInputError):
         open_document(path)

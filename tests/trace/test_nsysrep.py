@@ -54,8 +54,8 @@ def test_a_failing_export_is_reported(report, monkeypatch, tmp_path):
 
 def test_the_gui_opens_a_report_through_its_export(report, monkeypatch, tmp_path):
     """`graphscope open run.nsys-rep`: exported first, then planned and read like any export."""
-    from graphscope.app.document import open_document
     from graphscope.trace.reader import load_for_view
+    from graphscope.view.document import open_document
 
     monkeypatch.setenv("GRAPHSCOPE_NSYS", str(_fake_nsys(tmp_path, f'cp "{FORKJOIN}" "$out"')))
     trace, window = load_for_view(report)

@@ -1,16 +1,6 @@
-"""How a workload's step runs, is captured and is timed, per framework (workload child only).
-
-A workload file says which it is written for with `FRAMEWORK = "torch"`; without it, "cupy".
-
-- cupy: `setup(ctx)` gets a WorkloadContext (ctx.kernel, ctx.launch, ctx.matmul ...); graph mode
-  captures one step on ctx.stream with `Stream.begin_capture` / `end_capture` (CuPy instantiates).
-- torch: `setup(ctx)` gets a TorchContext (ctx.torch, ctx.device, ctx.stream, ctx.outputs); graph mode
-  follows PyTorch's recipe: three warm-up steps on a side stream, then `torch.cuda.CUDAGraph` captured
-  with `torch.cuda.graph` on ctx.stream into one memory pool kept across re-captures. Steps write their
-  results into tensors declared with ctx.outputs (`out.copy_(model(x))`), as graph replays require.
-
-Both give the raw graph and executable-graph handles that graph/live.py reads through the driver API.
-"""
+"""PyTorch workloads: `setup(ctx)` gets a TorchContext; graph mode follows PyTorch's recipe (warm-up on a
+side stream, then `torch.cuda.CUDAGraph` captured on ctx.stream into one memory pool kept across
+re-captures)."""
 
 from __future__ import annotations
 
@@ -18,78 +8,8 @@ import contextlib
 from typing import Any
 
 from graphscope.core.launch_config import LaunchConfig
-from graphscope.workload.protocol import MissingLibrary
-
-WARMUP_BEFORE_CAPTURE = 3
-INSTALL_TORCH = "pip install -e '.[torch]' (a CUDA build of PyTorch matching your driver)"
-
-
-class CupyFramework:
-    name = "cupy"
-
-    def __init__(self, config: LaunchConfig | None) -> None:
-        from graphscope.workload.context import WorkloadContext
-
-        self.ctx = WorkloadContext(config)
-        self.cupy = self.ctx.cupy
-        self.stream = self.ctx.stream
-
-    def setup(self, module: Any) -> Any:
-        with self.stream:
-            return module.setup(self.ctx)
-
-    def run(self, step: Any, record: bool = False) -> None:
-        self.ctx.begin_step(record)
-        try:
-            with self.stream:
-                step(self.ctx)
-        finally:
-            self.ctx.end_step()
-
-    def capture(self, step: Any) -> Any:
-        self.stream.begin_capture()
-        try:
-            self.run(step, record=True)
-        except BaseException:
-            with contextlib.suppress(Exception):  # the capture is already invalid; the original error matters
-                self.stream.end_capture()
-            raise
-        return self.stream.end_capture()  # CuPy instantiates here
-
-    def instantiate(self, graph: Any) -> None:
-        """Already done by end_capture."""
-
-    def upload(self, graph: Any) -> None:
-        graph.upload(self.stream)
-        self.stream.synchronize()
-
-    def launch(self, graph: Any) -> None:
-        graph.launch(self.stream)
-
-    @staticmethod
-    def handles(graph: Any) -> tuple[int, int]:
-        return int(graph.graph), int(graph.graphExec)
-
-    def event(self) -> Any:
-        return self.cupy.cuda.Event()
-
-    def record(self, event: Any) -> None:
-        event.record(self.stream)
-
-    def elapsed_ns(self, start: Any, end: Any) -> float:
-        return self.cupy.cuda.get_elapsed_time(start, end) * 1e6
-
-    def synchronize(self) -> None:
-        self.stream.synchronize()
-
-    def push(self, text: str) -> None:
-        self.cupy.cuda.nvtx.RangePush(text)
-
-    def pop(self) -> None:
-        self.cupy.cuda.nvtx.RangePop()
-
-    def snapshot(self) -> dict[str, Any]:
-        return self.ctx.snapshot_outputs()
+from graphscope.workload.frameworks.base import WARMUP_BEFORE_CAPTURE
+from graphscope.workload.protocol import INSTALL_TORCH, MissingLibrary
 
 
 class TorchContext:
@@ -198,6 +118,3 @@ class TorchFramework:
 
     def snapshot(self) -> dict[str, Any]:
         return self.ctx.snapshot_outputs()
-
-
-FRAMEWORKS = {"cupy": CupyFramework, "torch": TorchFramework}

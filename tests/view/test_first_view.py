@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from graphscope.analysis import focus
 from graphscope.analysis.focus import FOCUS_SPARSENESS, activity_window, densest_run
-from graphscope.app.document import open_document
+from graphscope.view.document import open_document
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from graphscope.analysis.launch import api_kinds
-from graphscope.app.document import TraceDocument
-from graphscope.app.layout import API, API_KIND_NAMES, GRAPH_GROUP, GRAPH_ROW, KERNEL, MEMCPY, MEMSET, NVTX
+from graphscope.core.events import ApiKind, graph_of, index_in_graph
 from graphscope.core.symbols import display_api_name
 from graphscope.core.units import format_bytes, format_ns
 from graphscope.graph.model import DagNode
 from graphscope.trace.schema import COPY_KINDS
+from graphscope.view.document import TraceDocument
+from graphscope.view.layout import API, GRAPH_GROUP, GRAPH_ROW, KERNEL, MEMCPY, MEMSET, NVTX
 
 Fields = list[tuple[str, str]]
 
@@ -54,7 +55,7 @@ def _launching_call(document: TraceDocument, kind: str, row: int) -> Fields:
 def _graph_node(document: TraceDocument, node: int) -> Fields:
     if node < 0:
         return []
-    fields = [("graph node", f"graph {node >> 32}, node {node & 0xFFFFFFFF} (id {node})")]
+    fields = [("graph node", f"graph {graph_of(node)}, node {index_in_graph(node)} (id {node})")]
     nodes = document.analysis.nodes
     mine = nodes.node == node
     if mine.sum() > 1:
@@ -136,7 +137,7 @@ def _api(document: TraceDocument, row: int) -> tuple[str, Fields]:
     name = symbols.name(int(api.name[row]))
     kind = int(api_kinds(symbols, api.name[row : row + 1])[0])
     thread = int(api.thread[row])
-    fields = [("call", name), ("kind", API_KIND_NAMES[kind])]
+    fields = [("call", name), ("kind", ApiKind(kind).label)]
     fields += _time(document, int(api.start[row]), int(api.end[row]))
     fields += [
         (
@@ -179,7 +180,8 @@ def describe_nodes(nodes: list[DagNode]) -> tuple[str, Fields]:
         ]
     fields.append(("launch site", node.site or "none (not tunable)"))
     if node.trace_id is not None:
-        fields.append(("trace id", f"{node.trace_id} (graph {node.trace_id >> 32}, node {node.trace_id & 0xFFFFFFFF})"))
+        graph, index = graph_of(node.trace_id), index_in_graph(node.trace_id)
+        fields.append(("trace id", f"{node.trace_id} (graph {graph}, node {index})"))
     if node.duration_ns is not None:
         total = sum(n.duration_ns or 0 for n in nodes)
         fields.append(

@@ -10,19 +10,18 @@ from typing import Any
 import numpy as np
 
 from graphscope.analysis.focus import activity_window
-from graphscope.analysis.graphs import node_durations
 from graphscope.analysis.kernel_stats import kernel_identity, kernel_stats
 from graphscope.analysis.scope import Scope, measured_scope, scoped_rows
 from graphscope.analysis.summary import CONCURRENT_BELOW, TraceAnalysis, analyze, summarize
-from graphscope.app.layout import TimelineLayout, add_graph_brackets, build_layout
+from graphscope.core.events import ApiKind
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.table import Table
-from graphscope.graph.from_trace import dags_from_trace
 from graphscope.graph.model import Dag
+from graphscope.report.sides import trace_dags
 from graphscope.trace import Trace
 from graphscope.trace.reader import load_for_view
-from graphscope.trace.schema import ApiKind
 from graphscope.trace.window import Window
+from graphscope.view.layout import TimelineLayout, add_graph_brackets, build_layout
 
 ALIGN_FOCUS = "<focus>"
 
@@ -176,11 +175,3 @@ def scoped_view(
     kernels = trace.kernels
     durations = (kernels.end[kernels_in] - kernels.start[kernels_in]).astype(np.float64)
     return ScopedView(scope, summary, stats, latency[~np.isnan(latency)], durations)
-
-
-def trace_dags(trace: Trace, nodes: Table) -> list[Dag]:
-    """The DAGs a node-mode trace shows (nodes and durations; edges unknown)."""
-    durations = node_durations(trace, nodes)
-    if not len(durations):
-        return []
-    return dags_from_trace(durations, trace.symbols, trace.graph_nodes.node[trace.graph_nodes.original_node >= 0])

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphscope.app.document import TraceDocument
-from graphscope.app.layout import GRAPH_GROUP, KERNEL, NVTX
 from graphscope.core.errors import BadInputError
+from graphscope.view.document import TraceDocument
+from graphscope.view.layout import GRAPH_GROUP, KERNEL, NVTX
 
 KINDS = ("graph", "kernel", "nvtx")
 USAGE = "--select takes graph:N, kernel:N, kernel:NAME or nvtx:NAME (N counts from 1)"

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import html
 
-from graphscope.app.layout import API_KIND_NAMES, COLOR_GRAPH, COLOR_MEMCPY, COLOR_MEMSET, KERNEL_COLORS, PALETTE
+from graphscope.core.events import ApiKind
 from graphscope.core.units import format_ns
+from graphscope.view.layout import COLOR_GRAPH, COLOR_MEMCPY, COLOR_MEMSET, KERNEL_COLORS, PALETTE
 
 GAP_COLOURS = (("GPU idle, waiting for the CPU to submit", (255, 140, 0)), ("GPU idle, work queued", (120, 120, 120)))
 
@@ -21,7 +22,7 @@ def _swatch(rgb: tuple[int, int, int], text: str, outline: bool = False) -> str:
 
 def legend_html() -> str:
     """The colour legend of the timeline."""
-    api = "".join(_swatch(PALETTE[kind], name) for kind, name in sorted(API_KIND_NAMES.items()))
+    api = "".join(_swatch(PALETTE[kind], name) for kind, name in ((k.value, k.label) for k in ApiKind))
     kernels = "".join(f"<span style='background:rgb{PALETTE[i]}'>&nbsp;&nbsp;</span>" for i in KERNEL_COLORS)
     gpu = (
         f"<tr><td>{kernels}</td><td style='padding-left:6px'>kernels, one colour per kernel name</td></tr>"

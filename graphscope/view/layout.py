@@ -15,14 +15,25 @@ import numpy as np
 
 from graphscope.analysis.graphs import GraphLaunches, launch_of_nodes
 from graphscope.analysis.launch import api_kinds
-from graphscope.app.lod import LodLane
+from graphscope.core.events import GPU_WORK, Activity
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table, row_numbers, rows_where
 from graphscope.trace.model import Trace
-from graphscope.trace.schema import NVTX_DRAWN_TYPES, NVTX_RANGE_TYPES, ApiKind
+from graphscope.trace.schema import NVTX_DRAWN_TYPES, NVTX_RANGE_TYPES
+from graphscope.view.lod import LodLane
 
-SOURCES = ("api", "kernels", "memcpy", "memset", "graph_launches", "nvtx", "graph_group")
-API, KERNEL, MEMCPY, MEMSET, GRAPH_ROW, NVTX, GRAPH_GROUP = range(len(SOURCES))
+# A lane event's source is an `Activity` (core/events.py); the short names below are those members.
+API, KERNEL, MEMCPY, MEMSET, GRAPH_ROW, NVTX, GRAPH_GROUP = (
+    Activity.API,
+    Activity.KERNEL,
+    Activity.MEMCPY,
+    Activity.MEMSET,
+    Activity.GRAPH,
+    Activity.NVTX,
+    Activity.GRAPH_BRACKET,
+)
+DRAWN = (API, KERNEL, MEMCPY, MEMSET, GRAPH_ROW, NVTX, GRAPH_GROUP)
+"""Every kind of event a lane can draw (synchronization rows are not drawn)."""
 
 # palette indices: 0-7 API kinds, 8 memcpy, 9 memset, 10 graph, 11-26 kernels, 27-34 NVTX
 PALETTE = [
@@ -65,7 +76,6 @@ PALETTE = [
 COLOR_MEMCPY, COLOR_MEMSET, COLOR_GRAPH = 8, 9, 10
 KERNEL_COLORS = range(11, 27)
 NVTX_COLORS = range(27, 35)
-API_KIND_NAMES = {k.value: k.name.replace("_", " ").lower() for k in ApiKind}
 
 
 @dataclass
@@ -76,7 +86,7 @@ class Lane:
     group: str
     label: str
     kind: str  # "api", "nvtx", "gpu" or "graphs"
-    source: np.ndarray  # per event: index into SOURCES
+    source: np.ndarray  # per event: its Activity (int8)
     row: np.ndarray  # per event: row in that source table
     start: np.ndarray
     end: np.ndarray
@@ -270,13 +280,8 @@ def _gpu_lanes(trace: Trace, origin: int, device: int) -> list[Lane]:
     group = f"GPU {device}" + (f" {gpu.name}" if gpu else "")
     lanes = []
     parts = []
-    for source, table_name in (
-        (KERNEL, "kernels"),
-        (MEMCPY, "memcpy"),
-        (MEMSET, "memset"),
-        (GRAPH_ROW, "graph_launches"),
-    ):
-        table = getattr(trace, table_name)
+    for source in GPU_WORK:
+        table = getattr(trace, source.table)
         if not len(table):
             continue
         rows = rows_where(table.device == device)

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphscope.app.document import open_document
-from graphscope.app.layout import API, GRAPH_GROUP, KERNEL, MEMCPY, MEMSET, nesting_depth
-from graphscope.app.lod import MIXED, LodLane, merge
+from graphscope.view.document import open_document
+from graphscope.view.layout import API, GRAPH_GROUP, KERNEL, MEMCPY, MEMSET, nesting_depth
+from graphscope.view.lod import MIXED, LodLane, merge
 from tests.conftest import DATA, FORKJOIN, H200_NODE
 
 events = st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 300), st.integers(0, 3)), max_size=200)
@@ -86,7 +86,7 @@ def test_locate_maps_rows_back_to_lanes_across_streams():
 
 
 def test_a_name_keeps_its_colour_however_its_ids_are_spread():
-    from graphscope.app.layout import KERNEL_COLORS, _color_by_name
+    from graphscope.view.layout import KERNEL_COLORS, _color_by_name
 
     def hashed(ids):
         return [KERNEL_COLORS.start + (i * 2654435761 % 2**32) % len(KERNEL_COLORS) for i in ids]

@@ -1,0 +1,41 @@
+"""Sources -> sides -> report -> charts, written once: the CLI, the Compare window, File > Export report…
+and the Tune panel all build their reports here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from graphscope.report.compare import build_report
+from graphscope.report.formats import charts_for
+from graphscope.report.sides import Side
+
+Report = tuple[dict[str, Any], dict[str, str]]  # the JSON-shaped report, and its SVG charts (HTML only)
+
+
+def report_of(a: Side, b: Side | None = None, title: str | None = None, charts: bool = True) -> Report:
+    """The report of one side (or A against B), with its charts unless `charts` is False."""
+    report = build_report(a, b, title=title)
+    return report, (charts_for(report, (a, b)) if charts else {})
+
+
+def report_from_sources(
+    items: list[str],
+    scope_a: str | None = None,
+    scope_b: str | None = None,
+    session: Path | None = None,
+    title: str | None = None,
+    charts: bool = True,
+) -> Report:
+    """The report `graphscope report ITEMS` describes (report.sources parses them)."""
+    from graphscope.report.sources import sides_for
+
+    found = sides_for(items, scope_a, scope_b, session)
+    if isinstance(found, dict):  # a tuning session: its own report, no trace charts
+        return found, {}
+    return report_of(*found, title=title, charts=charts)
+
+
+def tuning_report_of(tuning_id: int, session: Path | None = None) -> Report:
+    """A stored tuning session's report."""
+    return report_from_sources([f"tune:{tuning_id}"], session=session)

@@ -1,0 +1,44 @@
+"""Run a workload and record the result (or the failure) through a recorder: the one run path that
+`graphscope run` and the Run panel both drive."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from graphscope.core.errors import NoGpuError, WorkloadError
+from graphscope.core.launch_config import LaunchConfig
+from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
+from graphscope.core.records import Recorder
+from graphscope.workload.runner import MODES, run_workload
+from graphscope.workload.session import DEFAULT_TIMEOUT_S
+
+
+def run_and_record(
+    path: Path,
+    recorder: Recorder,
+    modes: tuple[str, ...] = MODES,
+    reps: int = 30,
+    warmup: int = 5,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    config: LaunchConfig | None = None,
+    nsys: bool = False,
+    nsys_dir: Path | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    cpu: int | None = None,
+) -> dict[str, Any]:
+    """The run's JSON form with `ok`, `run_id` and `session`; a failure is recorded with every setting and
+    re-raised with `run_id` set on it (None where it was refused before it started)."""
+    settings = {"started": time.time(), "modes": modes, "reps": reps, "warmup": warmup}
+    try:
+        report = run_workload(path, modes, reps, warmup, timeout, config, nsys, nsys_dir, progress, cancel, cpu)
+    except (WorkloadError, NoGpuError) as exc:
+        kind = getattr(exc, "kind", "no_gpu")
+        exc.run_id = recorder.run_failed(Path(path), kind, exc.message, settings)
+        raise
+    data = {"ok": True, **report.to_json()}
+    data["run_id"] = recorder.run(data)
+    data["session"] = str(recorder.path)
+    return data

@@ -1,0 +1,73 @@
+"""The shared vocabulary has one home (core/events.py, core/rules.py): nothing else spells it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphscope.core.events import (
+    CORRELATED,
+    GPU_WORK,
+    NODE_WORK,
+    Activity,
+    call_key,
+    graph_of,
+    index_in_graph,
+    node_id,
+    pair_key,
+)
+
+PACKAGE = Path(__file__).resolve().parents[1] / "graphscope"
+KIND_WORDS = r'"(?:kernels?|memcpy|memset|sync|graph_launches)"'
+SPELLINGS = {
+    "a node-id shift": re.compile(r"<<\s*32|>>\s*32|<<\s*48"),
+    "a node-id mask": re.compile(r"0x[fF]{8}\b"),
+    "a tuple of activity kinds": re.compile(rf"[(\[]\s*{KIND_WORDS}\s*,\s*{KIND_WORDS}"),
+    "a runner NVTX name": re.compile(r"graphscope (?:\{mode\}|eager|graph|\*) (?:rep|warm-up)"),
+    "a rule threshold": re.compile(r"^(?:LAUNCH_BOUND_RATIO|WORTHWHILE_GAIN|NEGLIGIBLE_GAIN|MIN_GAIN)\s*=", re.M),
+}
+
+
+def test_no_module_outside_core_spells_the_vocabulary():
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.parent.name == "core":
+            continue
+        text = path.read_text()
+        for what, pattern in SPELLINGS.items():
+            for match in pattern.finditer(text):
+                line = text.count("\n", 0, match.start()) + 1
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {what} ({match.group(0)!r})")
+    assert not found, "spelled outside core/ (use core.events / core.rules):\n" + "\n".join(found)
+
+
+def test_groupings_are_prefixes_so_kind_columns_index_them():
+    assert [int(k) for k in NODE_WORK] == [0, 1, 2]
+    assert GPU_WORK[: len(NODE_WORK)] == NODE_WORK and CORRELATED[: len(GPU_WORK)] == GPU_WORK
+    assert all(Activity.of_table(k.table) is k for k in CORRELATED)
+    assert Activity.KERNEL.noun == "kernel" and Activity.GRAPH.table == "graph_launches"
+
+
+@given(st.integers(0, 2**31 - 1), st.integers(0, 2**32 - 1))
+def test_node_ids_round_trip(graph, index):
+    node = node_id(graph, index)
+    assert graph_of(node) == graph and index_in_graph(node) == index
+    array = node_id(np.array([graph]), np.array([index]))
+    assert int(graph_of(array)[0]) == graph and int(index_in_graph(array)[0]) == index
+
+
+@given(st.lists(st.tuples(st.integers(-(2**62), 2**62), st.integers(-(2**62), 2**62)), max_size=50))
+def test_pair_keys_never_collide(pairs):
+    first = np.array([p[0] for p in pairs], dtype=np.int64)
+    second = np.array([p[1] for p in pairs], dtype=np.int64)
+    keys = pair_key(first, second)
+    assert len(set(keys.tolist())) == len(set(pairs))
+
+
+def test_call_keys_separate_processes():
+    keys = call_key(np.array([0, 1], dtype=np.int32), np.array([7, 7], dtype=np.int64))
+    assert keys[0] != keys[1]
