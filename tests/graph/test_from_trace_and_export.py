@@ -38,3 +38,26 @@ def test_dot_folds_long_chains_of_identical_nodes():
     dot = to_dot(dag)
     assert "x1000 in a chain" in dot and dot.count("->") == 0 and dot.count("shape=box") == 1
     assert to_dot(dag, fold=False).count("->") == 999
+
+
+def test_every_face_folds_a_trace_dag_alike_with_the_median_of_its_nodes():
+    from graphscope.report.svg import dag as svg_dag
+    from graphscope.report.tune_text import render_dag
+
+    (dag,) = _dags(H200_NODE)  # 1000 vec_add nodes, edges unknown: folded in capture order
+    durations = sorted(n.duration_ns for n in dag.nodes)
+    median = (durations[499] + durations[500]) / 2
+    (box,) = dag.fold()
+    assert len(box) == 1000 and box.median_ns == median and box.median_ns != dag.nodes[0].duration_ns
+    assert to_dot(dag).count("shape=box") == 1 and "x1000 in capture order" in to_dot(dag)
+    text = render_dag(dag, "trace")
+    assert len(text.splitlines()) == 4 and text.splitlines()[-1].split()[0] == "0-999" and "1.06 us median" in text
+    assert svg_dag(dag, "nodes").count("<rect") == 1 and "vec_add x1000" in svg_dag(dag, "nodes")
+
+
+def test_nodes_on_other_streams_break_a_fold():
+    nodes = [
+        DagNode(i, "kernel", "k", grid=(1, 1, 1), block=(32, 1, 1), stream=13 if i != 5 else 16) for i in range(10)
+    ]
+    groups = Dag(nodes, [], "trace", edges_known=False).fold()
+    assert [len(g) for g in groups] == [5, 1, 4]
