@@ -340,8 +340,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     html = args.output.suffix.lower() == ".html"
     report, charts = report_from_sources(args.sources, args.scope_a, args.scope_b, args.session, args.title, html)
     write_report(report, args.output, charts)
-    verdict = (report.get("comparison") or {}).get("verdicts", {}).get("gain") or report["a"].get("verdict") or ""
-    print(f"wrote {args.output}" + (f"\n{verdict}" if verdict else ""))
+    from graphscope.report.compare import headline
+
+    print("\n".join([f"wrote {args.output}", *headline(report)]))
     return 0
 
 

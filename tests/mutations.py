@@ -173,6 +173,33 @@ def shift_string_ids(offset: int) -> Mutation:
     return Mutation("dangling strings", f"StringIds ids shifted by {offset}", apply)
 
 
+NAME_COLUMNS = {
+    "CUPTI_ACTIVITY_KIND_RUNTIME": ("nameId",),
+    "CUPTI_ACTIVITY_KIND_DRIVER": ("nameId",),
+    "CUPTI_ACTIVITY_KIND_KERNEL": ("shortName", "demangledName", "mangledName"),
+    "NVTX_EVENTS": ("textId",),
+    "ThreadNames": ("nameId",),
+    "CUDA_GRAPH_NODE_EVENTS": ("nameId",),
+    "CUDA_GRAPH_EVENTS": ("nameId",),
+    "OSRT_API": ("nameId",),
+}
+
+
+def sparse_string_ids(factor: int) -> Mutation:
+    """StringIds renumbered to sparse ids (each id times `factor`) and every column that names a string
+    updated alike: what trimmed or renumbered exports hold. The file means exactly what it meant."""
+
+    def apply(conn: sqlite3.Connection) -> None:
+        present = set(tables(conn))
+        for table, names in NAME_COLUMNS.items():
+            if table in present:
+                for column in set(names) & set(columns(conn, table)):
+                    conn.execute(f'UPDATE "{table}" SET "{column}" = "{column}" * ? WHERE "{column}" >= 0', (factor,))
+        conn.execute("UPDATE StringIds SET id = id * ?", (factor,))
+
+    return Mutation("sparse strings", f"StringIds ids times {factor}, references renumbered", apply)
+
+
 def huge_names(size: int) -> Mutation:
     """Every string padded to `size` characters (kernel and NVTX names of a megabyte)."""
 
@@ -201,6 +228,7 @@ def all_mutations(conn: sqlite3.Connection) -> list[Mutation]:
     """Every mutation that applies to this export's tables (a few hundred)."""
     present = set(tables(conn))
     found: list[Mutation] = [shift_string_ids(1), shift_string_ids(1 << 20), shift_string_ids(-(1 << 40))]
+    found += [shift_string_ids(1 << 21), sparse_string_ids(27_000), sparse_string_ids(1 << 30)]
     found += [huge_names(1 << 20), markup_names(), wal_mode()]
     for table in (*EVENT_TABLES, *SMALL_TABLES):
         if table not in present:

@@ -42,6 +42,7 @@ class LaunchAccount:
     one_off_names: list[str]
     busy_ns: int  # GPU busy time of the steady-state work
     busy_all_ns: int  # GPU busy time of all work in scope, one-off included
+    max_repeats: int  # steady launch calls of the most-launched kernel (or graph): the evidence rule's number
 
     @property
     def steady_ns(self) -> int:
@@ -64,6 +65,8 @@ class LaunchAccount:
             "one_off_kernels": self.one_off_names,
             "gpu_busy_ns": self.busy_ns,
             "overhead_ratio": round(self.ratio, 6),
+            "eager_overhead_ratio": round(self.eager_ns / self.busy_ns, 6) if self.busy_ns else 0.0,
+            "max_repeats": self.max_repeats,
         }
 
 
@@ -144,6 +147,8 @@ def launch_account(
     kernel_rows = work.source_row[launches.first_work[one_off & (keys < _GRAPH_KEY)]]
     names = sorted({trace.symbols.name(int(k)) for k in trace.kernels.short_name[kernel_rows]})
     names += [f"graph {k - _GRAPH_KEY}" for k in keys[one_off & (keys >= _GRAPH_KEY)]]
+    steady_keys = keys[steady & (keys >= 0)]
+    max_repeats = int(np.bincount(distinct_groups(steady_keys)[1]).max()) if len(steady_keys) else 0
     return LaunchAccount(
         eager_calls=int(eager.sum()),
         eager_ns=int(launches.api_ns[eager].sum()),
@@ -155,6 +160,7 @@ def launch_account(
         one_off_names=names,
         busy_ns=busy,
         busy_all_ns=busy_all,
+        max_repeats=max_repeats,
     )
 
 

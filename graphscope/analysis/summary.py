@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from graphscope.analysis.accounting import EMPTY, Account, device_timelines
 from graphscope.analysis.correlation import Correlation, correlate
-from graphscope.analysis.gpu_time import DeviceTime, IdleGaps, device_time, gpu_work, idle_gaps
+from graphscope.analysis.gpu_time import DeviceTime, device_time, gpu_work
 from graphscope.analysis.graphs import GraphLaunches, graph_launches, node_activities
 from graphscope.analysis.kernel_stats import kernel_stats
 from graphscope.analysis.launch import LaunchMetrics, launch_metrics
@@ -121,16 +122,22 @@ def _summarize(
     scoped_work = work if rows is None else work.take(work_in)
     devices = device_time(scoped_work) if rows is not None else analysis.devices
 
-    def side_tables() -> tuple[Table, list[IdleGaps]]:
-        gaps = [idle_gaps(trace, scoped_work, d.device) for d in devices]
+    origin, finish = trace.span()
+    windows = (scope.start, scope.end) if scope is not None else (np.array([origin]), np.array([finish]))
+
+    def side_tables() -> tuple[Table, dict[int, Account]]:
+        accounts = {
+            device: sum(timeline.accounts(*windows), EMPTY)
+            for device, timeline in device_timelines(trace, work).items()
+        }
         stats = whole_kernels.result() if whole_kernels else kernel_stats(trace, "short_name", kernel_rows)
-        return stats, gaps
+        return stats, accounts
 
     side = pool.submit(side_tables) if pool else None
     account = launch_account(trace, launches, work, graphs, api_in, work_in, sum(d.busy_ns for d in devices))
     verdict = steady_verdict(account, node_traced=trace.info.graph_trace_mode == "node")
     launch_ns = kernel_launch_ns + graph_launch_ns
-    stats, device_gaps = side.result() if side else side_tables()
+    stats, accounts = side.result() if side else side_tables()
     top_kernels = [
         {
             "name": elide(trace.symbols.name(int(stats.key[i]))),
@@ -144,23 +151,26 @@ def _summarize(
         for i in range(min(top, len(stats)))
     ]
     gpus = []
-    for d, gaps in zip(devices, device_gaps):
-        gpu = trace.gpu(d.device)
+    for device, time in accounts.items():
+        if scope is not None and time.busy_ns == 0:
+            continue  # a device with no work in the scope
+        gpu = trace.gpu(device)
         gpus.append(
             {
-                "device": d.device,
+                "device": device,
                 "name": gpu.name if gpu else None,
-                "busy_ns": d.busy_ns,
-                "idle_ns": d.idle_ns,
-                "utilization": round(d.utilization, 6),
-                "host_wait_idle_ns": gaps.host_wait_ns,
-                "idle_gaps": len(gaps.start),
+                "busy_ns": time.busy_ns,
+                "idle_ns": time.idle_ns,
+                "utilization": round(time.utilization, 6),
+                "host_wait_idle_ns": time.host_wait_ns,
+                "other_idle_ns": time.other_ns,
+                "idle_gaps": time.gaps,
             }
         )
     graphs_in = _graphs_in(graphs, api_in, scope)
     node_rows = inside(None if rows is None else nodes_in(analysis.nodes, rows), len(analysis.nodes))
-    busy_ns = sum(g["busy_ns"] for g in gpus)
-    start, end = trace.span()
+    busy_ns = account.busy_all_ns
+    start, end = origin, finish
     info = trace.info
 
     def counted(table, mask) -> dict[str, int]:
@@ -205,6 +215,7 @@ def _summarize(
             "overhead_ratio": round(launch_ns / busy_ns, 6) if busy_ns else 0.0,
             "steady_state": account.to_json(),
             "launch_bound": verdict.launch_bound,
+            "judged": verdict.judged.to_json() if verdict.judged else None,
             "verdict": verdict.text,
         },
         "gpu": gpus,

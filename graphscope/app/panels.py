@@ -10,6 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from graphscope.core.units import format_bytes, format_ns
+from graphscope.report.summary_text import launch_rows
 from graphscope.view.describe import Fields
 
 
@@ -59,14 +60,7 @@ class SummaryPanel(QTextBrowser):
                 "graph launches",
                 f"{summary['graphs']['launches']:,} ({summary['graphs']['node_activities']:,} node activities)",
             ),
-            ("median launch call", format_ns(launch["median_api_ns"])),
-            ("median launch latency", format_ns(launch["median_latency_ns"])),
-            ("overhead ratio", f"{launch['overhead_ratio']:.3f} (every launch call in scope)"),
-            (
-                "steady-state ratio",
-                f"{launch['steady_state']['overhead_ratio']:.3f} (without "
-                f"{launch['steady_state']['one_off_calls']} one-off first calls; the verdict's number)",
-            ),
+            *launch_rows(launch),
         ]
         for gpu in summary["gpu"]:
             fields.append(

@@ -5,6 +5,7 @@
 - WORTHWHILE_GAIN: a graph (or a tuned configuration) that saves less than about 20% of the time per
   step is rarely worth its maintenance.
 - NEGLIGIBLE_GAIN: a confirmed tuning gain under 1% is real but not worth changing a launch for.
+- The evidence rule (MIN_REPEATS, MIN_LAUNCH_CALLS): below it, "too little to judge".
 - A difference is significant when the 95% interval of the ratio of medians excludes 1
   (`core.stats.Ratio.significant`); otherwise "no significant difference".
 """
@@ -16,6 +17,30 @@ WORTHWHILE_GAIN = 0.20
 NEGLIGIBLE_GAIN = 0.01
 
 WORTH_IT, SMALL, SLOWER = "worth it", "real but small", "slower"
+
+OUTPUT_TOLERANCES = {  # (rtol, atol) by the output's dtype: about a few units in its last place
+    "float64": (1e-9, 1e-12),
+    "float32": (1e-5, 1e-6),
+    "float16": (1e-3, 1e-3),
+    "bfloat16": (1e-2, 1e-2),
+}
+"""How far a graph's (or a tuned configuration's) floating-point outputs may be from the eager
+reference and still match; integer and boolean outputs must be equal."""
+
+MIN_REPEATS = 3
+MIN_LAUNCH_CALLS = 10
+"""The evidence rule: the 15% verdict needs a steady state with at least MIN_REPEATS launches of one
+kernel or graph (a repeated step) and MIN_LAUNCH_CALLS launch calls, or MIN_REPEATS graph launches."""
+
+
+def enough_evidence(calls: int, graph_calls: int, max_repeats: int) -> bool:
+    """Does a steady state hold enough to judge (the evidence rule above)?"""
+    return max_repeats >= MIN_REPEATS and (calls >= MIN_LAUNCH_CALLS or graph_calls >= MIN_REPEATS)
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """'1 launch call', '5,001 launch calls' (thousands separated)."""
+    return f"{count:,} {noun if count == 1 else (nouns or noun + 's')}"
 
 
 def judge_gain(speedup: float) -> tuple[str, str]:

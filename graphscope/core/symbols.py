@@ -24,13 +24,35 @@ def elide(text: str, limit: int = NAME_LIMIT) -> str:
 class SymbolTable:
     """Maps dense integer ids to strings and back.
 
-    Ids from an export's `StringIds` table are kept as they are (they are dense in every export seen),
-    so event columns read from the file need no translation; new names are appended.
+    Ids from an export's `StringIds` table are kept as they are where they are dense (every export
+    Nsight Systems writes), so event columns need no translation. A trimmed or renumbered export can
+    hold a few strings under ids in the millions: then the strings get dense ids and `file_ids` keeps
+    the file's (sorted), and `from_file` translates each name column once as it is read. New names are
+    appended.
     """
 
-    def __init__(self, strings: Sequence[str] = ()) -> None:
+    def __init__(self, strings: Sequence[str] = (), file_ids: np.ndarray | None = None) -> None:
         self._strings: list[str] = list(strings)
         self._ids: dict[str, int] | None = None
+        self.file_ids = file_ids
+
+    def from_file(self, ids: np.ndarray) -> tuple[np.ndarray, int]:
+        """A name column's file ids as this table's ids (-1 where the file names no string it holds),
+        and how many named a missing string. Dense files: the column itself, untouched."""
+        if self.file_ids is None or not len(ids):
+            return ids, 0
+        at = np.minimum(np.searchsorted(self.file_ids, ids), len(self.file_ids) - 1)
+        found = self.file_ids[at] == ids
+        missing = int(np.count_nonzero(~found & (ids >= 0)))
+        return np.where(found, at, -1).astype(ids.dtype), missing
+
+    def file_name(self, file_id: int) -> str:
+        """The string the file stores under `file_id`."""
+        if self.file_ids is None:
+            return self.name(file_id)
+        at = int(np.searchsorted(self.file_ids, file_id))
+        found = at < len(self.file_ids) and int(self.file_ids[at]) == file_id
+        return self._strings[at] if found else f"[unknown #{file_id}]"
 
     def __len__(self) -> int:
         return len(self._strings)

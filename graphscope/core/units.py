@@ -22,6 +22,18 @@ def format_ns(ns: float, digits: int = 3) -> str:
     raise AssertionError("unreachable")
 
 
+def format_time(ns: float) -> str:
+    """A point in time (from a trace's start) to the nanosecond's precision the unit allows:
+    746404123 -> '746.404123 ms'; durations use `format_ns`."""
+    if ns is None or (isinstance(ns, float) and math.isnan(ns)):
+        return "-"
+    scale, unit = time_unit(abs(ns))
+    if unit == "ns":
+        return f"{int(ns)} ns"
+    places = {"s": 9, "ms": 6, "us": 3}[unit]
+    return f"{int(ns) / scale:.{places}f} {unit}"
+
+
 def format_bytes(count: float) -> str:
     """Format a byte count: 2097152 -> '2 MiB'."""
     for scale, unit in _SIZE_UNITS:

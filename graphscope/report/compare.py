@@ -6,13 +6,15 @@ The schema, `graphscope-report/1` (README: Reports):
     kernels: [{key, name, full_name, status, a, b, ratio}], notes
 
 - `a`/`b`: label, kind (trace|run), source, scope, steps, per_step {metric: stats}, verdict,
-  overhead_ratio, steady_overhead_ratio.
+  overhead_ratio, steady_overhead_ratio, judged (the verdict's number: label and value).
 - `comparison.metrics[metric]`: a and b medians per step, `saved` (a - b), and for time metrics the
   speed-up a/b as a ratio of medians with a bootstrap 95% interval (`value`, `low`, `high`,
   `significant`); `comparison.verdicts`: the seeds' 15% launch-overhead rule on side A, and the 20%
   gain rule on the end-to-end speed-up (never judged on fewer than MIN_STEPS steps per side).
 - kernel `status`: same, changed (configuration, or a median duration that moved by more than
-  CHANGED_BY with an interval excluding 1), added (only in b), removed (only in a).
+  CHANGED_BY with an interval excluding 1), added (only in b), removed (only in a), not traced (absent
+  from a side that runs graphs under graph-level tracing, which records no kernels inside graphs).
+- `comparison.verdicts.traced`: a warning when the sides were traced differently (headlined first).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.core.rules import judge_gain, launch_rule
+from graphscope.core.rules import judge_gain
 from graphscope.core.stats import describe, speedup
 from graphscope.core.units import format_ns
 from graphscope.report.sides import METRICS, KernelRow, Side
@@ -70,6 +72,7 @@ def _side_json(side: Side) -> dict[str, Any]:
         "launch_bound": launch.get("launch_bound"),
         "overhead_ratio": launch.get("overhead_ratio"),
         "steady_overhead_ratio": launch.get("steady_state", {}).get("overhead_ratio"),
+        "judged": launch.get("judged"),
         "kernels": side.summary["kernels"]["count"] if side.summary else None,
     }
 
@@ -92,15 +95,42 @@ def _comparison(a: Side, b: Side) -> dict[str, Any]:
     return {"metrics": metrics, "verdicts": _verdicts(a, b, metrics)}
 
 
+VERDICT_ORDER = ("traced", "gain", "launch_overhead")  # how every format heads a report
+
+
+def headline(report: dict[str, Any]) -> list[str]:
+    """The verdicts a report opens with, warnings first (a one-sided report: its side's verdict)."""
+    verdicts = (report.get("comparison") or {}).get("verdicts", {})
+    found = [verdicts[k] for k in VERDICT_ORDER if k in verdicts]
+    return found or [v for v in [report["a"].get("verdict")] if v]
+
+
+def traced_differently(a: Side, b: Side) -> str | None:
+    """A warning when the two sides were not traced alike (graph trace mode, Nsight Systems version)."""
+    if a.summary is None or b.summary is None:
+        return None
+    problems = []
+    modes = a.summary.get("graph_trace_mode"), b.summary.get("graph_trace_mode")
+    if modes[0] != modes[1] and all(modes):
+        problems.append(
+            f"graph trace mode {modes[0]} against {modes[1]}: node-level tracing slows every launch call, and "
+            "graph-level tracing records no kernels inside graphs, so launch times and kernel lists differ by "
+            "how they were traced"
+        )
+    versions = a.summary.get("nsys_version"), b.summary.get("nsys_version")
+    if versions[0] != versions[1] and all(versions):
+        problems.append(f"Nsight Systems {versions[0]} against {versions[1]}")
+    return "the sides were traced differently: " + "; ".join(problems) if problems else None
+
+
 def _verdicts(a: Side, b: Side, metrics: dict[str, Any]) -> dict[str, str]:
     verdicts = {}
+    warning = traced_differently(a, b)
+    if warning:
+        verdicts["traced"] = warning
     launch = (a.summary or {}).get("launch")
     if launch:
-        ratio = launch["steady_state"]["overhead_ratio"]
-        verdicts["launch_overhead"] = (
-            f"{a.label}: steady-state launch overhead is {ratio:.0%} of GPU busy time, "
-            f"{launch_rule(ratio, named=True)}; {launch['verdict']}"
-        )
+        verdicts["launch_overhead"] = f"{a.label}: {launch['verdict']}"
     wall = metrics.get("wall_ns")
     steps = min(a.step_count, b.step_count)
     if wall is None:
@@ -143,6 +173,7 @@ def _kernels(a: Side, b: Side | None) -> list[dict[str, Any]]:
             matched.add((y.identity, y.grid, y.block))
         pairs.append((x, y))
     pairs += [(None, y) for key, y in right.items() if key not in matched]
+    hidden = (graph_kernels_hidden(a), graph_kernels_hidden(b))
     rows = []
     for x, y in sorted(pairs, key=lambda p: (p[0].order if p[0] else 10**12, p[1].order if p[1] else 0)):
         first = x or y
@@ -153,18 +184,26 @@ def _kernels(a: Side, b: Side | None) -> list[dict[str, Any]]:
             "a": x.to_json(a.kernel_step_count) if x else None,
             "b": y.to_json(b.kernel_step_count) if y and b is not None else None,
         }
-        row["status"], row["ratio"] = _status(x, y, b is not None)
+        row["status"], row["ratio"] = _status(x, y, b is not None, hidden)
         rows.append(row)
     return rows
 
 
-def _status(x: KernelRow | None, y: KernelRow | None, compared: bool) -> tuple[str, dict[str, Any] | None]:
+def graph_kernels_hidden(side: Side | None) -> bool:
+    """Does this side run graphs whose kernels its trace does not record (graph-level tracing)?"""
+    summary = side.summary if side is not None else None
+    return bool(summary and summary.get("graph_trace_mode") == "graph" and summary["graphs"]["launches"])
+
+
+def _status(
+    x: KernelRow | None, y: KernelRow | None, compared: bool, hidden: tuple[bool, bool] = (False, False)
+) -> tuple[str, dict[str, Any] | None]:
     if not compared:
         return "", None
     if y is None:
-        return "removed", None
+        return ("not traced" if hidden[1] else "removed"), None
     if x is None:
-        return "added", None
+        return ("not traced" if hidden[0] else "added"), None
     if len(x.durations) < 2 or len(y.durations) < 2:
         return ("changed" if (x.grid, x.block) != (y.grid, y.block) else "same"), None
     ratio = speedup(x.durations, y.durations).to_json()

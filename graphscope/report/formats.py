@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from graphscope.core.errors import BadInputError
+from graphscope.core.rules import plural
 from graphscope.core.symbols import elide
 from graphscope.core.units import format_ns
 from graphscope.report import svg
+from graphscope.report.compare import headline
 
 FORMATS = (".html", ".md", ".json", ".csv")
 TABLE_NAME = 48  # characters of a kernel name in a table cell (the full name: HTML tooltip, JSON, CSV)
@@ -120,16 +122,11 @@ def to_markdown(report: dict[str, Any]) -> str:
         if side:
             scope = f", {_scope(side)}"
             lines.append(
-                f"- **{name}**: {side['label']} ({side['kind']} `{side['source']}`{scope}, {side['steps']} steps)"
+                f"- **{name}**: {side['label']} ({side['kind']} `{side['source']}`{scope}, {plural(side['steps'], 'step')})"
             )
     lines.append("")
-    verdicts = (report["comparison"] or {}).get("verdicts", {})
-    for key in ("gain", "launch_overhead"):
-        if key in verdicts:
-            lines.append(f"> {verdicts[key]}")
-            lines.append("")
-    if not verdicts and a.get("verdict"):
-        lines += [f"> {a['verdict']}", ""]
+    for text in headline(report):
+        lines += [f"> {_md(text)}", ""]
     head = ["metric (median per step)", "A"] + (["B", "saved (A - B)", "B speed-up [95%]"] if b else [])
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in metric_rows(report):
@@ -232,9 +229,7 @@ def to_html(report: dict[str, Any], charts: dict[str, str]) -> str:
             f"<td>{e(side['scope'] or 'whole trace')}</td><td>{side['steps']}</td></tr>"
         )
     parts.append("</table>")
-    verdicts = (report["comparison"] or {}).get("verdicts", {})
-    texts = [verdicts[k] for k in ("gain", "launch_overhead") if k in verdicts] or [v for v in [a.get("verdict")] if v]
-    parts += [f"<div class='verdict'>{e(t)}</div>" for t in texts]
+    parts += [f"<div class='verdict'>{e(t)}</div>" for t in headline(report)]
     head = ["metric (median per step)", "A"] + (["B", "saved (A - B)", "B speed-up [95% interval]"] if b else [])
     parts.append("<h2>Per step</h2><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr>")
     for row in metric_rows(report):

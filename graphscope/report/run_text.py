@@ -43,7 +43,11 @@ def render_run(report: dict[str, Any]) -> str:
         )
     for mode, result in report["modes"].items():
         outputs = result["outputs"]
-        if mode != "eager" and outputs.get("checked"):
+        if outputs.get("nonfinite"):
+            lines.append(f"  outputs ({mode}): {outputs['note']}")
+        elif mode == "eager" and outputs.get("match") is False:
+            lines.append(f"  outputs (eager run to run): DRIFT ({outputs.get('worst') or 'an output'} changed)")
+        elif mode != "eager" and outputs.get("checked"):
             state = (
                 "match exactly"
                 if outputs.get("exact")

@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.analysis import intervals
-from graphscope.analysis.gpu_time import idle_gaps
+from graphscope.analysis.accounting import Timeline
 from graphscope.analysis.graphs import node_durations
 from graphscope.analysis.kernel_stats import distinct_groups, kernel_identity
 from graphscope.analysis.scope import Scope, ScopedRows, scoped_rows
@@ -122,32 +121,23 @@ def trace_side(trace: Trace, analysis: TraceAnalysis, scope: Scope | None, label
 
 
 def _steps(trace: Trace, analysis: TraceAnalysis, starts: np.ndarray, ends: np.ndarray) -> dict[str, np.ndarray]:
-    """Per window: the metrics of the calls that began in it and of the GPU work they launched."""
-    api, work, launches = trace.api, analysis.work, analysis.launches
+    """Per window: its time account (analysis/accounting.py: every GPU counted as one, so that end to end
+    = GPU busy + idle waiting for the CPU + idle otherwise) and the launch calls that began in it."""
+    api, launches = trace.api, analysis.launches
     is_launch = np.zeros(len(api), dtype=bool)
     is_launch[launches.rows] = True
     call_ns = np.zeros(len(api), dtype=np.int64)
     call_ns[launches.rows] = launches.api_ns
+    timeline = Timeline.of(trace, analysis.work)
     values = {metric: np.zeros(len(starts), dtype=np.float64) for metric in METRICS}
     for i, (low, high) in enumerate(zip(starts.tolist(), ends.tolist())):
         first, last = np.searchsorted(api.start, [low, high])  # api rows are sorted by start
-        linked = (work.api_row >= first) & (work.api_row < last)
-        loose = (work.api_row < 0) & (work.start >= low) & (work.start < high)
-        mine = work.take(linked | loose)
-        busy = sum(
-            intervals.covered_ns(mine.start[mine.device == d], mine.end[mine.device == d])
-            for d in np.unique(mine.device)
-        )
-        host_wait = other = 0
-        for device in np.unique(mine.device):
-            gaps = idle_gaps(trace, mine, int(device))
-            host_wait += gaps.host_wait_ns
-            other += gaps.total_ns - gaps.host_wait_ns
-        values["wall_ns"][i] = high - low
-        values["gpu_busy_ns"][i] = busy
+        account = timeline.account(low, high)
+        values["wall_ns"][i] = account.wall_ns
+        values["gpu_busy_ns"][i] = account.busy_ns
         values["submit_ns"][i] = call_ns[first:last].sum()
-        values["idle_host_wait_ns"][i] = host_wait
-        values["idle_other_ns"][i] = other
+        values["idle_host_wait_ns"][i] = account.host_wait_ns
+        values["idle_other_ns"][i] = account.other_ns
         values["launch_calls"][i] = is_launch[first:last].sum()
     return values
 

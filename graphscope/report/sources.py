@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from graphscope.analysis.alike import comparable_scopes
 from graphscope.analysis.scope import Scope, TimeWindow, measured_scope, nvtx_scope, parse_window
 from graphscope.analysis.summary import TraceAnalysis, analyze
 from graphscope.core.errors import BadInputError
@@ -173,12 +174,22 @@ class Loaded:
             self.traces[key] = (trace, analyze(trace))
         return self.traces[key]
 
-    def side(self, path: Path, scope: NvtxSource | RangeSource | None, label: str | None = None) -> Side:
+    def side(self, path: Path, scope: NvtxSource | RangeSource | Scope | None, label: str | None = None) -> Side:
         """A trace over a scope (None: its default, graphscope's measured repetitions where it has them)."""
         trace, analysis = self.trace(path)
-        chosen = scope.scope(trace) if scope is not None else measured_scope(trace)
-        name = label or (f"{Path(path).name} {scope.label}" if scope is not None else Path(path).name)
+        if isinstance(scope, Scope):
+            chosen, name = scope, label or Path(path).name
+        else:
+            chosen = scope.scope(trace) if scope is not None else measured_scope(trace)
+            name = label or (f"{Path(path).name} {scope.label}" if scope is not None else Path(path).name)
         return trace_side(trace, analysis, chosen, name)
+
+    def comparable(self, path_a: Path, path_b: Path) -> tuple[Side, Side]:
+        """Two traces over like-for-like default scopes (analysis/alike.py), saying how they were chosen."""
+        scope_a, scope_b, how = comparable_scopes(self.trace(path_a), self.trace(path_b))
+        a, b = self.side(path_a, scope_a), self.side(path_b, scope_b)
+        a.notes.append(f"compared over {how}")
+        return a, b
 
 
 def _open_store(session: Path | None) -> SessionStore:
@@ -221,6 +232,8 @@ def sides_for(
         b = loaded.side(path, option_b) if option_b is not None else None
         return loaded.side(path, option_a), b
     if kinds == (TraceFile, TraceFile):
+        if option_a is None and option_b is None:
+            return loaded.comparable(path, sources[1].path)
         return loaded.side(path, option_a), loaded.side(sources[1].path, option_b)
     raise BadInputError(USAGE)
 

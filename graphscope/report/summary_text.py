@@ -4,12 +4,34 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphscope.core.rules import plural
 from graphscope.core.units import format_bytes, format_ns
 
 
 def _rows(pairs: list[tuple[str, str]]) -> list[str]:
     width = max(len(k) for k, _ in pairs)
     return [f"  {k:<{width}}  {v}" for k, v in pairs]
+
+
+def launch_rows(launch: dict[str, Any]) -> list[tuple[str, str]]:
+    """The launch figures as (label, value) rows, the verdict's number last under the verdict's label
+    (the summary text, the GUI's Summary panel and reports print the same)."""
+    steady = launch["steady_state"]
+    rows = [
+        ("median launch call", format_ns(launch["median_api_ns"])),
+        ("median launch latency", format_ns(launch["median_latency_ns"])),
+        ("median graph launch call", format_ns(launch["median_graph_launch_api_ns"])),
+        ("CPU time in launch calls", format_ns(launch["kernel_launch_ns"] + launch["graph_launch_ns"])),
+        ("overhead ratio", f"{launch['overhead_ratio']:.3f}  (every launch call / GPU busy time)"),
+        (
+            "steady-state ratio",
+            f"{steady['overhead_ratio']:.3f}  (steady-state launch calls / their GPU busy time, without "
+            f"{plural(steady['one_off_calls'], 'one-off first call')})",
+        ),
+    ]
+    if launch.get("judged"):
+        rows.append((launch["judged"]["label"], f"{launch['judged']['value']:.3f}  (the verdict's number)"))
+    return rows
 
 
 def render_summary(s: dict[str, Any]) -> str:
@@ -49,20 +71,7 @@ def render_summary(s: dict[str, Any]) -> str:
         ]
     )
     lines += ["", "Launches"]
-    lines += _rows(
-        [
-            ("median launch call", format_ns(launch["median_api_ns"])),
-            ("median launch latency", format_ns(launch["median_latency_ns"])),
-            ("median graph launch call", format_ns(launch["median_graph_launch_api_ns"])),
-            ("CPU time in launch calls", format_ns(launch["kernel_launch_ns"] + launch["graph_launch_ns"])),
-            ("overhead ratio", f"{launch['overhead_ratio']:.3f}  (launch time / GPU busy time)"),
-            (
-                "steady-state ratio",
-                f"{launch['steady_state']['overhead_ratio']:.3f}  (without "
-                f"{launch['steady_state']['one_off_calls']} one-off first calls; the verdict's number)",
-            ),
-        ]
-    )
+    lines += _rows(launch_rows(launch))
     if s["gpu"]:
         lines += ["", "GPUs"]
         for gpu in s["gpu"]:

@@ -40,6 +40,7 @@ class ColumnSpec:
     dtype: type | np.dtype
     default: int = -1
     unsigned: bool = False  # CUPTI writes some ids as unsigned 32-bit (4294967295 = none): wrap them
+    symbol: bool = False  # holds StringIds ids (names), translated when the file's ids are sparse
 
     @property
     def sources(self) -> tuple[str, ...]:

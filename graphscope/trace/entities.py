@@ -100,7 +100,7 @@ def _thread_names(db: ExportDatabase, symbols: SymbolTable) -> dict[int, str]:
     if not db.has_columns("ThreadNames", "nameId", "globalTid"):
         return {}
     rows = _int_rows(db.select("ThreadNames", ("globalTid", "nameId")), None, "ThreadNames")
-    return {g: symbols.name(n) for g, n in rows if g is not None and n is not None}
+    return {g: symbols.file_name(n) for g, n in rows if g is not None and n is not None}
 
 
 _NUMBERS = slice(3, None)  # in a GPU row: name and bus first, then numbers

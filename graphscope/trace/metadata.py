@@ -38,7 +38,8 @@ def capture_graph_mode(capture: dict[str, str]) -> str | None:
 def infer_graph_mode(trace: Trace) -> str | None:
     """The graph trace mode: the capture option if recorded, else what the rows show, else None."""
     recorded = capture_graph_mode(trace.info.capture)
-    if recorded:
+    cuda = len(trace.api) or any(len(t) for t in (trace.kernels, trace.memcpy, trace.memset, trace.graph_launches))
+    if recorded and cuda:  # the option is recorded even where CUDA was not traced: it then means nothing
         return recorded
     if len(trace.graph_launches):
         return "graph"
@@ -67,8 +68,15 @@ def describe_contents(db: ExportDatabase, trace: Trace) -> None:
     if not db.resolve_table(schema.RUNTIME):
         lacks.append("no CUDA API table: CPU launch lanes and launch overhead are unavailable")
     if not db.resolve_table(schema.KERNEL):
-        reason = "CUDA API rows but no GPU activity was recorded" if len(trace.api) else "CUDA tracing was off"
-        lacks.append(f"no kernel table ({reason}): GPU lanes, kernel statistics and utilisation are empty")
+        copies = len(trace.memcpy) + len(trace.memset)
+        if copies:
+            lacks.append(
+                f"no kernel table: the GPU ran {len(trace.memcpy):,} memcpys and {len(trace.memset):,} memsets and no "
+                "kernels; kernel statistics are empty"
+            )
+        else:
+            reason = "CUDA API rows but no GPU activity was recorded" if len(trace.api) else "CUDA tracing was off"
+            lacks.append(f"no kernel table ({reason}): GPU lanes, kernel statistics and utilisation are empty")
     if not db.resolve_table(schema.NVTX):
         lacks.append("no NVTX table: no user ranges")
     if info.nsys_version is None:

@@ -25,7 +25,7 @@ from graphscope.trace.database import ColumnSpec, ExportDatabase, as_int, quoted
 from graphscope.trace.model import Trace
 from graphscope.trace.window import Window, memory_budget_events, plan_window, rowid_ranges
 
-_MAX_STRING_ID_SLACK = 1 << 20
+_DENSE_SLACK = 4096  # ids up to 2 x the strings + this are kept as the file's (a list with a few holes)
 _MAX_STRING = 1 << 16  # no real name is this long; a damaged or hostile file's would flood every view
 CPU_KEYS = ("api", "nvtx", "graph_nodes", "graph_events")
 GPU_KEYS = tuple(kind.table for kind in CORRELATED)
@@ -145,6 +145,8 @@ def _load(
         )
     reads = read_tables(db, requests, cancel, lambda f, m: progress(0.05 + 0.8 * f, m), rowids=rowids)
     raw = {key: read.columns for key, read in reads.items()}
+    for key, columns in raw.items():
+        _translate_names(key, columns, symbols, info.warnings)
     for read in reads.values():
         info.warnings.extend(w for w in read.warnings if w not in info.warnings)
     progress(0.9, "linking processes and threads")
@@ -177,7 +179,9 @@ def _load(
         later = {n: s for n, s in TABLES[key][1].items() if n not in eager[key]}
         limit = (rowids or {}).get(key)
         deferred = (
-            _deferred(db.path, key, tables[key], later, keep[key], order[key], info.warnings, limit) if later else None
+            _deferred(db.path, key, tables[key], later, keep[key], order[key], info.warnings, limit, symbols)
+            if later
+            else None
         )
         result[key] = Table(columns, deferred)
 
@@ -205,14 +209,17 @@ def _deferred(
     order: np.ndarray | None,
     warnings: list[str],
     rowids: tuple[int, int] | None = None,
+    symbols: SymbolTable | None = None,
 ) -> Deferred:
-    """Columns read on first use, in one pass, filtered and ordered as the eager ones were."""
+    """Columns read on first use, in one pass, filtered, translated and ordered as the eager ones were."""
 
     def load() -> dict[str, np.ndarray]:
         with ExportDatabase(path) as db:
             read = read_tables(db, {key: (table, specs)}, rowids={key: rowids} if rowids else None)[key]
         warnings.extend(w for w in read.warnings if w not in warnings)
         columns = read.columns
+        if symbols is not None:
+            _translate_names(key, columns, symbols, warnings)
         if keep is not None:
             columns = {name: array[keep] for name, array in columns.items()}
         if order is not None:
@@ -220,6 +227,19 @@ def _deferred(
         return columns
 
     return Deferred(tuple(specs), load)
+
+
+def _translate_names(key: str, columns: dict[str, np.ndarray], symbols: SymbolTable, warnings: list[str]) -> None:
+    """Name columns from the file's StringIds ids to the symbol table's (a no-op for dense ids)."""
+    if symbols.file_ids is None:
+        return
+    for name, spec in TABLES[key][1].items():
+        if spec.symbol and name in columns:
+            columns[name], missing = symbols.from_file(columns[name])
+            if missing:
+                note = f"{key}: {missing} rows name strings that StringIds lacks"
+                if note not in warnings:
+                    warnings.append(note)
 
 
 def _read_strings(db: ExportDatabase, warnings: list[str]) -> SymbolTable:
@@ -244,10 +264,11 @@ def _read_strings(db: ExportDatabase, warnings: list[str]) -> SymbolTable:
     if not rows:
         return SymbolTable()
     rows.sort()
-    limit = len(rows) + _MAX_STRING_ID_SLACK
-    if rows[-1][0] >= limit:
-        warnings.append("StringIds holds ids far outside its size; those strings were ignored")
-        rows = [r for r in rows if r[0] < limit]
+    if rows[-1][0] >= 2 * len(rows) + _DENSE_SLACK:  # sparse ids (a trimmed or renumbered export)
+        file_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        keep = np.r_[True, file_ids[1:] != file_ids[:-1]]  # a repeated id: its first string
+        texts = [r[1] for r, kept in zip(rows, keep.tolist()) if kept]
+        return SymbolTable(texts, file_ids[keep])
     if rows[-1][0] == len(rows) - 1:
         return SymbolTable([v for _, v in rows])
     strings = [f"[unknown #{i}]" for i in range(rows[-1][0] + 1)]

@@ -7,7 +7,7 @@ import numpy as np
 from graphscope.analysis.launch import api_kinds
 from graphscope.core.events import ApiKind, graph_of, index_in_graph
 from graphscope.core.symbols import display_api_name
-from graphscope.core.units import format_bytes, format_ns
+from graphscope.core.units import format_bytes, format_ns, format_time
 from graphscope.graph.model import DagNode
 from graphscope.trace.schema import COPY_KINDS
 from graphscope.view.document import TraceDocument
@@ -32,7 +32,7 @@ def describe(document: TraceDocument, source: int, row: int) -> tuple[str, Field
 
 def _time(document: TraceDocument, start: int, end: int) -> Fields:
     origin = document.layout.origin
-    return [("start", format_ns(start - origin)), ("duration", format_ns(end - start))]
+    return [("start", format_time(start - origin)), ("duration", format_ns(end - start))]
 
 
 def _launching_call(document: TraceDocument, kind: str, row: int) -> Fields:
@@ -42,13 +42,15 @@ def _launching_call(document: TraceDocument, kind: str, row: int) -> Fields:
     api = document.trace.api
     name = display_api_name(document.trace.symbols.name(int(api.name[call])))
     start = getattr(document.trace, kind).start[row]
+    after_return = start - api.end[call]
+    returned = (
+        f"{format_ns(after_return)} after it returned"
+        if after_return >= 0
+        else f"{format_ns(-after_return)} before it returned"
+    )
     return [
         ("launched by", f"{name} ({format_ns(api.end[call] - api.start[call])})"),
-        (
-            "launch latency",
-            f"{format_ns(start - api.start[call])} after the call began, "
-            f"{format_ns(start - api.end[call])} after it returned",
-        ),
+        ("launch latency", f"{format_ns(start - api.start[call])} after the call began, {returned}"),
     ]
 
 

@@ -322,6 +322,15 @@ class WorkloadContext:
         """Host copies of the declared outputs (CuPy arrays or torch tensors; taken after a synchronise)."""
         return {name: host_copy(self.cupy, array) for name, array in self._outputs.items()}
 
+    def output_dtypes(self) -> dict[str, str]:
+        """Each declared output's own dtype ('bfloat16' stays bfloat16 although its copy is float32)."""
+        return {name: dtype_name(array) for name, array in self._outputs.items()}
+
+
+def dtype_name(array: Any) -> str:
+    """'float32', 'bfloat16', ... for a CuPy array or a torch tensor."""
+    return str(array.dtype).removeprefix("torch.")
+
 
 def host_copy(cupy: Any, array: Any) -> Any:
     """A NumPy copy of a CuPy array, a torch tensor or anything with the CUDA array interface."""

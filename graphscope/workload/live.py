@@ -12,8 +12,7 @@ import numpy as np
 
 from graphscope.core.events import measured_range, warmup_range
 from graphscope.core.launch_config import LaunchConfig, Site
-
-OUTPUT_RTOL, OUTPUT_ATOL = 1e-5, 1e-6
+from graphscope.core.rules import OUTPUT_TOLERANCES
 
 
 class BadWorkload(Exception):
@@ -34,23 +33,40 @@ def load_module(path: Path) -> Any:
     return module
 
 
-def compare_outputs(reference: dict[str, np.ndarray], current: dict[str, np.ndarray]) -> dict[str, Any]:
-    """Do the declared outputs match the reference? Exactly, within tolerance, or not (with the worst error)."""
+def compare_outputs(
+    reference: dict[str, np.ndarray], current: dict[str, np.ndarray], dtypes: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Do the declared outputs match the reference: exactly, within their dtype's tolerance
+    (core.rules.OUTPUT_TOLERANCES), or not (naming the worst output)? Outputs holding NaN or Inf cannot
+    vouch for anything: `match` is then None and `nonfinite` names them."""
     if not reference:
         return {"checked": False, "match": None, "note": "the workload declares no outputs (ctx.outputs)"}
-    worst, exact, match = 0.0, True, True
+    worst, worst_name, exact, match = 0.0, None, True, True
+    nonfinite = []
     for name, ref in reference.items():
         now = current[name]
         if ref.shape != now.shape:
-            return {"checked": True, "match": False, "exact": False, "note": f"{name}: shape changed"}
-        if not np.array_equal(ref, now, equal_nan=True):
-            exact = False
-            if ref.dtype.kind in "fc":
-                worst = max(worst, float(np.nanmax(np.abs(ref.astype(np.float64) - now.astype(np.float64)))))
-                match = match and bool(np.allclose(ref, now, rtol=OUTPUT_RTOL, atol=OUTPUT_ATOL, equal_nan=True))
-            else:
-                match = False
-    return {"checked": True, "match": match, "exact": exact, "max_abs_diff": worst}
+            return {"checked": True, "match": False, "exact": False, "worst": name, "note": f"{name}: shape changed"}
+        if ref.dtype.kind in "fc" and not (np.isfinite(ref).all() and np.isfinite(now).all()):
+            nonfinite.append(name)
+        if np.array_equal(ref, now, equal_nan=True):
+            continue
+        exact = False
+        if ref.dtype.kind in "fc":
+            rtol, atol = OUTPUT_TOLERANCES.get((dtypes or {}).get(name, str(ref.dtype)), OUTPUT_TOLERANCES["float32"])
+            diff = np.abs(ref.astype(np.float64) - now.astype(np.float64))
+            error = float(np.nanmax(diff)) if not np.isnan(diff).all() else float("nan")
+            close = bool(np.allclose(ref, now, rtol=rtol, atol=atol, equal_nan=True))
+        else:
+            error, close = float(np.abs(ref.astype(np.float64) - now.astype(np.float64)).max()), False
+        if not close and (worst_name is None or not error <= worst):
+            worst, worst_name = error, name
+        match = match and close
+    result = {"checked": True, "match": match, "exact": exact, "max_abs_diff": worst, "worst": worst_name}
+    if nonfinite:
+        result.update(match=None, nonfinite=nonfinite)
+        result["note"] = f"{', '.join(nonfinite)} hold NaN or Inf: the check cannot vouch for the outputs"
+    return result
 
 
 class LiveWorkload:
@@ -78,6 +94,7 @@ class LiveWorkload:
         self.fw.synchronize()
         self.eager_sites = list(self.ctx.sites)
         self.reference = self.fw.snapshot()
+        self.dtypes = self.fw.ctx.output_dtypes()
 
     def capture_graph(self) -> dict[str, int]:
         """Capture one step, instantiate and upload it."""
@@ -147,7 +164,7 @@ class LiveWorkload:
                 "gpu_ns": gpu,
                 "wall_ns": wall,
                 "submit_ns": submit,
-                "outputs": compare_outputs(self.reference, fw.snapshot()),
+                "outputs": compare_outputs(self.reference, fw.snapshot(), self.dtypes),
             }
         )
         return info

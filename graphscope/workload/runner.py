@@ -57,19 +57,29 @@ class RunReport:
         return speedup(self.modes["eager"].samples[metric], self.modes["graph"].samples[metric])
 
     def verdict(self) -> str:
-        differ = {
-            m: r.outputs.get("max_abs_diff") or 0.0 for m, r in self.modes.items() if r.outputs.get("match") is False
-        }
-        if "graph" in differ:  # speed means nothing when the graph computes something else
+        """Outputs first (an eager step that drifts, outputs no check can vouch for, a graph that computes
+        something else), then the speed-up against the 20% rule."""
+        eager, graph = self.modes.get("eager"), self.modes.get("graph")
+        if eager is not None and eager.outputs.get("match") is False:  # before the graph: it is not to blame
+            worst = eager.outputs.get("worst")
             return (
-                f"the outputs differ between eager and graph (max |diff| {differ['graph']:.3g}): the captured graph "
-                "does not compute what the eager step computes, so its speed says nothing; look for host values "
-                "read inside the step, work outside ctx.stream, or inputs the step modifies"
+                f"the eager step's outputs change from one run to the next ({worst or 'an output'} moved by up to "
+                f"{eager.outputs.get('max_abs_diff', 0.0):.3g}): the step modifies state it reads (a KV cache, a "
+                "counter, its own inputs) or is not deterministic, so no comparison is meaningful"
             )
-        if differ:
+        nonfinite = sorted({n for r in self.modes.values() for n in r.outputs.get("nonfinite", [])})
+        if nonfinite:
             return (
-                f"the eager step's outputs change from one run to the next (max |diff| {differ['eager']:.3g}): it "
-                "modifies its own inputs or is not deterministic, so no comparison is meaningful"
+                f"the outputs contain NaN or Inf ({', '.join(nonfinite)}): the check cannot vouch for the graph, "
+                "so its speed says nothing; fix the inputs or the step first"
+            )
+        if graph is not None and graph.outputs.get("match") is False:  # speed means nothing then
+            worst = graph.outputs.get("worst")
+            return (
+                f"the outputs differ between eager and graph ({worst or 'an output'}: max |diff| "
+                f"{graph.outputs.get('max_abs_diff', 0.0):.3g}): the captured graph does not compute what the eager "
+                "step computes, so its speed says nothing; look for host values read inside the step, work outside "
+                "ctx.stream, or inputs the step modifies"
             )
         ratio = self.speedup()
         if ratio is None:
@@ -101,7 +111,9 @@ class RunReport:
             "modes": {m: r.to_json() for m, r in self.modes.items()},
             "speedup": ratios,
             "verdict": self.verdict(),
-            "outputs_match": all(r.outputs.get("match") is not False for r in self.modes.values()),
+            "outputs_match": all(
+                r.outputs.get("match") is not False and not r.outputs.get("nonfinite") for r in self.modes.values()
+            ),
             "config": self.config.to_json() if self.config else None,
             "traces": self.traces,
             "started": self.started,

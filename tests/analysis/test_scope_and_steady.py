@@ -62,7 +62,10 @@ def test_eager_and_graph_scopes_tell_the_two_apart(seed):
     assert eager["kernels"]["count"] == 3000 and eager["api"]["launches"] == 3000
     assert eager["launch"]["launch_bound"] is True and "CUDA graphs should pay" in eager["launch"]["verdict"]
     assert graph["graphs"]["launches"] == 3 and graph["api"]["launches"] == 0
-    assert graph["launch"]["verdict"].startswith("graphs in use and launches are no longer the bottleneck")
+    verdict = graph["launch"]["verdict"]  # node tracing made each 1.03 ms replay's launch call 1.42 ms
+    assert verdict.startswith("graphs in use; their launch calls took longer") and "cannot judge" in verdict
+    assert graph["launch"]["launch_bound"] is None and graph["launch"]["judged"]["label"] == "graph launch cost"
+    assert "no longer the bottleneck" not in verdict
     assert "node-level tracing" in graph["launch"]["verdict"]  # node-mode tracing slows the launch calls
     assert graph["scope"]["windows"] == 3
 
@@ -111,6 +114,7 @@ def account(**changes) -> LaunchAccount:
         one_off_names=[],
         busy_ns=1_000_000,
         busy_all_ns=1_000_000,
+        max_repeats=100,
     )
     return LaunchAccount(**{**values, **changes})
 

@@ -224,3 +224,26 @@ def test_summary_of_real_exports_is_unchanged_by_deferred_columns(source):
         a, b = getattr(lazy, key), getattr(eager, key)
         for column in b.columns:
             assert np.array_equal(a[column], b[column]), (key, column)
+
+
+@pytest.mark.parametrize("source", [H200_NODE, FORKJOIN, TORCH_MLP], ids=lambda p: p.stem)
+def test_sparse_string_ids_read_exactly_like_dense_ones(tmp_path, source, capsys):
+    """A trimmed export keeps a few strings under ids in the millions: every name must survive."""
+    renumbered = mutated(tmp_path, mutations.sparse_string_ids(27_000), source)
+    answers = []
+    for path in (source, renumbered):
+        assert main(["summary", "--json", str(path)]) == 0
+        data = json.loads(capsys.readouterr().out)
+        data.pop("file")
+        answers.append(data)
+    assert answers[0] == answers[1] and answers[1]["launch"]["verdict"] != "no verdict"
+    trace = load_trace(renumbered)
+    assert trace.symbols.file_ids is not None and len(trace.symbols) < 10_000
+    assert not [n for n in trace.kernels.name if n < 0]  # the deferred demangled names translate too
+
+
+def test_string_ids_all_beyond_the_table_load_with_a_warning(tmp_path, capsys):
+    shifted = mutated(tmp_path, mutations.shift_string_ids(1 << 21))
+    assert main(["summary", "--json", str(shifted)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert any("StringIds lacks" in w for w in data["warnings"])

@@ -32,6 +32,11 @@ class TorchContext:
 
         return {name: host_copy(None, tensor) for name, tensor in self._outputs.items()}
 
+    def output_dtypes(self) -> dict[str, str]:
+        from graphscope.workload.context import dtype_name
+
+        return {name: dtype_name(tensor) for name, tensor in self._outputs.items()}
+
 
 class TorchFramework:
     name = "torch"

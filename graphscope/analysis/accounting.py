@@ -1,0 +1,123 @@
+"""The accounting of GPU time in a window, written once: end to end = busy + idle waiting for the CPU +
+idle otherwise, exactly, the time before the first and after the last GPU work included.
+
+Within a window [low, high) the work that overlaps it is clipped to it and merged (a GPU is busy while
+any of its work runs). Every idle stretch, including the one from `low` to the first work and the one
+from the last work to `high`, ends with the work that runs next (on that device, possibly after the
+window). The stretch is *waiting for the CPU* when that work's launch call had not returned when the
+stretch began (the GPU had nothing queued), or when no more work ever came; it is *other* when the next
+work was already queued (waiting on a dependency, a synchronisation, a copy engine) or its launch call
+was not recorded. Summary, scopes, reports and the GUI all use this.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from graphscope.core.table import Table
+from graphscope.trace.model import Trace
+
+
+@dataclass(frozen=True)
+class Account:
+    """Time of one or more windows; `wall_ns == busy_ns + host_wait_ns + other_ns` always."""
+
+    wall_ns: int
+    busy_ns: int
+    host_wait_ns: int
+    other_ns: int
+    gaps: int  # idle stretches
+
+    @property
+    def idle_ns(self) -> int:
+        return self.host_wait_ns + self.other_ns
+
+    @property
+    def utilization(self) -> float:
+        return self.busy_ns / self.wall_ns if self.wall_ns > 0 else 0.0
+
+    def __add__(self, other: Account) -> Account:
+        return Account(
+            self.wall_ns + other.wall_ns,
+            self.busy_ns + other.busy_ns,
+            self.host_wait_ns + other.host_wait_ns,
+            self.other_ns + other.other_ns,
+            self.gaps + other.gaps,
+        )
+
+
+EMPTY = Account(0, 0, 0, 0, 0)
+
+
+class Timeline:
+    """One device's work (or all devices' as one GPU), ready for accounting many windows.
+
+    `start`/`end` are sorted by start; `call_end` is when each item's launch call returned (-1: no
+    recorded call)."""
+
+    def __init__(self, start: np.ndarray, end: np.ndarray, call_end: np.ndarray) -> None:
+        self.start = start.astype(np.int64, copy=False)
+        self.end = np.maximum(end, start).astype(np.int64, copy=False)
+        self.call_end = call_end.astype(np.int64, copy=False)
+        self.reach = np.maximum.accumulate(self.end) if len(self.end) else self.end  # monotonic: searchable
+
+    @classmethod
+    def of(cls, trace: Trace, work: Table, rows: np.ndarray | slice = slice(None)) -> Timeline:
+        """The work table's rows (`analysis.gpu_time.gpu_work`, sorted by start) as a timeline."""
+        calls = work.api_row[rows]
+        known = calls >= 0
+        call_end = np.full(len(calls), -1, dtype=np.int64)
+        if len(trace.api) and known.any():
+            call_end[known] = trace.api.end[calls[known]]
+        return cls(work.start[rows], work.end[rows], call_end)
+
+    def account(self, low: int, high: int) -> Account:
+        """The account of the window [low, high)."""
+        wall = max(int(high) - int(low), 0)
+        if wall == 0:
+            return EMPTY
+        first = int(np.searchsorted(self.reach, low, side="right"))  # the first item that may reach past low
+        last = int(np.searchsorted(self.start, high, side="left"))  # items starting before high
+        start = np.clip(self.start[first:last], low, high)
+        end = np.clip(self.end[first:last], low, high)
+        overlap = end > start
+        start, end, item = start[overlap], end[overlap], np.flatnonzero(overlap) + first
+        if not len(start):
+            waiting = self._waiting(low, last)
+            return Account(wall, 0, wall if waiting else 0, 0 if waiting else wall, 1)
+        reach = np.maximum.accumulate(end)
+        opens = np.r_[0, np.flatnonzero(start[1:] > reach[:-1]) + 1]  # items that open a busy stretch
+        closes = np.r_[opens[1:] - 1, len(start) - 1]
+        busy = int((reach[closes] - start[opens]).sum())
+        gap_start = np.r_[low, reach[closes]]  # before each busy stretch, and after the last
+        gap_end = np.r_[start[opens], high]
+        next_item = np.r_[item[opens], last]
+        length = gap_end - gap_start
+        waiting = self._waiting_many(gap_start, next_item)
+        open_gaps = length > 0
+        host_wait = int(length[open_gaps & waiting].sum())
+        other = int(length[open_gaps & ~waiting].sum())
+        return Account(wall, busy, host_wait, other, int(open_gaps.sum()))
+
+    def _waiting(self, since: int, following: int) -> bool:
+        return bool(self._waiting_many(np.array([since]), np.array([following]))[0])
+
+    def _waiting_many(self, since: np.ndarray, following: np.ndarray) -> np.ndarray:
+        """Per stretch: was the GPU waiting for the CPU from `since` until item `following` arrived (an
+        index past the end: no more work came)?"""
+        came = following < len(self.start)
+        call_end = self.call_end[np.minimum(following, max(len(self.start) - 1, 0))] if len(self.start) else since
+        return ~came | ((call_end >= 0) & (call_end >= since))
+
+    def accounts(self, starts: np.ndarray, ends: np.ndarray) -> list[Account]:
+        return [self.account(low, high) for low, high in zip(starts.tolist(), ends.tolist())]
+
+
+def device_timelines(trace: Trace, work: Table) -> dict[int, Timeline]:
+    """One timeline per device ordinal in the work table."""
+    devices = np.unique(work.device) if len(work) else np.empty(0, np.int32)
+    if len(devices) == 1:
+        return {int(devices[0]): Timeline.of(trace, work)}
+    return {int(d): Timeline.of(trace, work, np.flatnonzero(work.device == d)) for d in devices.tolist()}
