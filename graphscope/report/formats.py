@@ -120,10 +120,8 @@ def to_markdown(report: dict[str, Any]) -> str:
     lines = [f"## {report['title']}", ""]
     for name, side in (("A", a), ("B", b)):
         if side:
-            scope = f", {_scope(side)}"
-            lines.append(
-                f"- **{name}**: {side['label']} ({side['kind']} `{side['source']}`{scope}, {plural(side['steps'], 'step')})"
-            )
+            scope, steps = f", {_scope(side)}", plural(side["steps"], "step")
+            lines.append(f"- **{name}**: {side['label']} ({side['kind']} `{side['source']}`{scope}, {steps})")
     lines.append("")
     for text in headline(report):
         lines += [f"> {_md(text)}", ""]
