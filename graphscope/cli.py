@@ -6,6 +6,8 @@ Errors in the user's input print one line on stderr and exit with status 2; neve
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import functools
 import gc
 import json
@@ -14,6 +16,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from graphscope import __version__
 from graphscope.core.errors import GraphscopeError
@@ -49,11 +52,35 @@ def _add_open(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_cmd_open)
 
 
+def _seconds(text: str) -> float:
+    """--timeout: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < 10**9:
+        raise argparse.ArgumentTypeError(f"{text}: give a positive number of seconds")
+    return value
+
+
+def _core(text: str) -> int:
+    """--cpu: a core this process may run on (taskset and cpusets count)."""
+    try:
+        core = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a core number") from None
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    if core not in allowed:
+        shown = f"{allowed[0]}-{allowed[-1]}" if allowed == list(range(allowed[0], allowed[-1] + 1)) else allowed
+        raise argparse.ArgumentTypeError(f"core {core} is not one this process may use ({shown})")
+    return core
+
+
 def _add_workload_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("workload", type=Path, help="a workload file (see README: Workload format)")
     p.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=300.0,
         metavar="S",
         help="stop the workload if one request takes longer (default 300 s)",
@@ -70,7 +97,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", type=Path, metavar="JSON", help="a tuned launch config to run with")
     p.add_argument("--nsys", action="store_true", help="also profile each mode under Nsight Systems")
     p.add_argument("--nsys-dir", type=Path, metavar="DIR", help="where to write the traces")
-    p.add_argument("--cpu", type=int, metavar="N", help="pin the workload process to CPU core N (less noise)")
+    p.add_argument("--cpu", type=_core, metavar="N", help="pin the workload process to CPU core N (less noise)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_cmd_run)
 
@@ -83,7 +110,7 @@ def _add_dag(sub: argparse._SubParsersAction) -> None:
     output.add_argument("--dot", action="store_true", help="print Graphviz DOT (chains folded)")
     p.add_argument("--no-fold", action="store_true", help="with --dot: draw every node of long chains")
     p.add_argument("--config", type=Path, metavar="JSON", help="capture with a tuned launch config")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="S")
+    p.add_argument("--timeout", type=_seconds, default=300.0, metavar="S")
     p.set_defaults(handler=_cmd_dag)
 
 
@@ -141,8 +168,40 @@ def _progress_printer(enabled: bool):
     return report
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line on stderr (and exit 2), like every other refusal."""
+
+    def error(self, message: str) -> NoReturn:
+        hint = f" (see {self.prog} --help)"
+        _say(f"{self.prog}: error: {' '.join(message.split())}{hint}")
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+VALUE_OPTIONS = ("--range", "--a", "--b", "--title")  # values that may start with '-' (--range -5ms:-1ms)
+
+
+def _join_values(argv: list[str]) -> list[str]:
+    """`--range -5ms:-1ms` as `--range=-5ms:-1ms`: argparse would take the value for an option."""
+    joined: list[str] = []
+    for arg in argv:
+        if joined and joined[-1] in VALUE_OPTIONS and arg.startswith("-") and arg not in ("-h", "--help"):
+            joined[-1] = f"{joined[-1]}={arg}"
+        else:
+            joined.append(arg)
+    return joined
+
+
+def _say(line: str) -> None:
+    """One line on stderr; nothing (not stdout) when stderr is closed."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=stream, flush=True)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="graphscope",
         description="Is this GPU pipeline launch-bound, how much does a CUDA graph save, "
         "and how should each node be launched? Without a command, opens the GUI on the demo trace.",
@@ -396,24 +455,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         from graphscope.workload.child import main as child_main
 
         return child_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_join_values(argv))
     handler = getattr(args, "handler", _cmd_gui)
     try:
         return handler(args)
     except GraphscopeError as exc:
-        print(f"graphscope: error: {exc.message}", file=sys.stderr)
+        _say(f"graphscope: error: {exc.message}")
         return exc.exit_status
     except BrokenPipeError:  # `graphscope summary --json FILE | head`: the reader left; not an error
         _silence_stdout()
         return 0
     except sqlite3.DatabaseError as exc:
-        print(f"graphscope: error: the file cannot be read as an export ({exc})", file=sys.stderr)
+        _say(f"graphscope: error: the file cannot be read as an export ({' '.join(str(exc).split())})")
         return EXIT_BAD_INPUT
     except OSError as exc:
-        print(f"graphscope: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{exc.filename}: " if exc.filename else ("standard output: " if exc.errno == errno.ENOSPC else "")
+        _say(f"graphscope: error: {where}{exc.strerror or exc}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print("graphscope: interrupted", file=sys.stderr)
+        _say("graphscope: interrupted")
         return 130
 
 
@@ -426,17 +486,38 @@ def _silence_stdout() -> None:
         pass
 
 
+def _reopen_closed_streams() -> None:
+    """A stream the shell closed (`>&-`, `2>&-`) becomes /dev/null: output to it is dropped, and an error
+    never lands on stdout instead of stderr."""
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        if getattr(sys, name) is None:
+            try:
+                os.fstat(fd)
+            except OSError:
+                target = os.open(os.devnull, os.O_WRONLY)
+                if target != fd:
+                    os.dup2(target, fd)
+                    os.close(target)
+            stream = open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115 (for the process's life)
+            setattr(sys, name, stream)
+
+
 def console() -> None:
     """Entry point of the `graphscope` executable (and of `python -m graphscope`)."""
     from graphscope.core.process import prepare
 
+    _reopen_closed_streams()
     prepare()
     status = main()
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         _silence_stdout()
-    sys.stderr.flush()
+    except OSError as exc:  # a full disk behind stdout (> /dev/full): the answer was not written
+        _say(f"graphscope: error: standard output: {exc.strerror or exc}")
+        status = status or EXIT_BAD_INPUT
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
     # The answer is out; Python's teardown would now free every module and array one by one (20-40 ms
     # after a summary). Nothing graphscope holds needs it: files are closed and children reaped by then.
     os._exit(status)

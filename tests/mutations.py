@@ -200,6 +200,48 @@ def sparse_string_ids(factor: int) -> Mutation:
     return Mutation("sparse strings", f"StringIds ids times {factor}, references renumbered", apply)
 
 
+def typed_column(table: str, column: str, declared: str, expression: str) -> Mutation:
+    """A column re-declared (TEXT, REAL, or no type) and rewritten by an SQL expression of itself: other
+    tools store timestamps as text in exponent form, or as REAL with a fraction."""
+
+    def apply(conn: sqlite3.Connection) -> None:
+        names = columns(conn, table)
+        if column not in names:
+            return
+        decl = ", ".join(f'"{c}" {declared if c == column else ""}' for c in names)
+        conn.execute(f'CREATE TABLE "{table}_typed" ({decl})')
+        conn.execute(f'INSERT INTO "{table}_typed" SELECT * FROM "{table}" ORDER BY rowid')
+        conn.execute(f'DROP TABLE "{table}"')
+        conn.execute(f'ALTER TABLE "{table}_typed" RENAME TO "{table}"')
+        conn.execute(f'UPDATE "{table}" SET "{column}" = {expression.format(c=quoted_name(column))}')
+
+    return Mutation("typed timestamps", f"{table}.{column} as {declared or 'untyped'}: {expression}", apply)
+
+
+def quoted_name(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+TYPED = (
+    ("TEXT", "printf('%.15e', {c})"),  # '1.819366342000000e+09'
+    ("REAL", "{c} + 0.25"),
+    ("", "CAST({c} AS TEXT)"),
+)
+
+
+def hostile_names() -> Mutation:
+    """Names that try to break every report format: line breaks of every kind, Markdown table and HTML
+    markup, a spreadsheet formula, quotes and commas."""
+
+    def apply(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "UPDATE StringIds SET value = '=HYPERLINK(\"http://x\")' || char(13) || '| a | b |' || char(10) "
+            "|| '<img src=x onerror=alert(1)>,\"' || value || '\u2028*_`#'"
+        )
+
+    return Mutation("hostile names", "formulas, CR/LF, table pipes, HTML, quotes in every string", apply)
+
+
 def huge_names(size: int) -> Mutation:
     """Every string padded to `size` characters (kernel and NVTX names of a megabyte)."""
 
@@ -229,7 +271,10 @@ def all_mutations(conn: sqlite3.Connection) -> list[Mutation]:
     present = set(tables(conn))
     found: list[Mutation] = [shift_string_ids(1), shift_string_ids(1 << 20), shift_string_ids(-(1 << 40))]
     found += [shift_string_ids(1 << 21), sparse_string_ids(27_000), sparse_string_ids(1 << 30)]
-    found += [huge_names(1 << 20), markup_names(), wal_mode()]
+    found += [huge_names(1 << 20), markup_names(), hostile_names(), wal_mode()]
+    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
+        if table in present:
+            found += [typed_column(table, c, kind, how) for c in ("start", "end") for kind, how in TYPED]
     for table in (*EVENT_TABLES, *SMALL_TABLES):
         if table not in present:
             continue

@@ -107,7 +107,7 @@ def parse_time(text: str) -> int:
         raise BadInputError(f"{text!r} is not a time (write it like 12ms, 350us, 1.5s or 2000000 for ns)")
     value = float(found.group(1)) * _UNITS[found.group(2) or "ns"]
     if not abs(value) < _LONGEST_NS:
-        raise BadInputError(f"{text!r} is longer than any trace (at most {_LONGEST_NS / 1e9 / 86400:.0f} days)")
+        raise BadInputError(f"{text!r} is longer than any trace can be (at most {_LONGEST_NS / 3.156e16:.0f} years)")
     return round(value)
 
 
@@ -129,8 +129,9 @@ class TimeWindow:
             raise BadInputError(
                 f"{self.what}: outside the trace, which spans 0 to {format_ns(length)} (times count from its start)"
             )
-        label = f"{format_ns(self.start)} to {format_ns(end)}"
-        return Scope.of(label, np.array([first + self.start]), np.array([first + end]))
+        start, end = max(self.start, 0), min(end, length)  # the part the trace recorded
+        label = f"{format_ns(start)} to {format_ns(end)}"
+        return Scope.of(label, np.array([first + start]), np.array([first + end]))
 
 
 def parse_window(text: str, what: str) -> TimeWindow:

@@ -70,9 +70,11 @@ class LaunchAccount:
         }
 
 
-def launch_keys(trace: Trace, launches: LaunchMetrics, work: Table, graphs: GraphLaunches) -> np.ndarray:
-    """Per launch call: its kernel's identity (mangled name, else short name), or _GRAPH_KEY + graph id;
-    -1 when it launched nothing."""
+def launch_keys(
+    trace: Trace, launches: LaunchMetrics, work: Table, graphs: GraphLaunches
+) -> tuple[np.ndarray, list[int]]:
+    """Per launch call: its kernel's identity (mangled name, else short name), or _GRAPH_KEY + the index
+    of its graph id in the list returned beside (graph ids span all of int64); -1 when it launched nothing."""
     first = launches.first_work
     wanted = (first >= 0) & (launches.kind == ApiKind.KERNEL_LAUNCH)
     calls = None if wanted.all() else np.flatnonzero(wanted)  # None: every call (the usual eager trace)
@@ -89,15 +91,20 @@ def launch_keys(trace: Trace, launches: LaunchMetrics, work: Table, graphs: Grap
     else:
         keys = np.full(len(first), -1, dtype=np.int64)
         keys[calls] = identity
+    graph_ids: list[int] = []
     if len(graphs):
         linked = graphs.api_row >= 0
         graph_of = dict(zip(graphs.api_row[linked].tolist(), graphs.graph_id[linked].tolist()))
+        index: dict[int, int] = {}
         graph_calls = np.flatnonzero(launches.kind == ApiKind.GRAPH_LAUNCH)
         for i in graph_calls.tolist():
             graph = graph_of.get(int(launches.rows[i]))
             if graph is not None:
-                keys[i] = _GRAPH_KEY + graph
-    return keys
+                if graph not in index:
+                    index[graph] = len(graph_ids)
+                    graph_ids.append(graph)
+                keys[i] = _GRAPH_KEY + index[graph]
+    return keys, graph_ids
 
 
 def one_off_calls(launches: LaunchMetrics, keys: np.ndarray, considered: np.ndarray) -> np.ndarray:
@@ -135,7 +142,7 @@ def launch_account(
     `busy_all_ns`, if known, is the busy time of all the work `work_in` marks (it is not computed again).
     """
     considered = api_in[launches.rows]
-    keys = launch_keys(trace, launches, work, graphs)
+    keys, graph_ids = launch_keys(trace, launches, work, graphs)
     one_off = one_off_calls(launches, keys, considered)
     steady = considered & ~one_off
     eager = steady & (launches.kind == ApiKind.KERNEL_LAUNCH)
@@ -146,7 +153,7 @@ def launch_account(
     in_graphs = np.isin(graphs.api_row, launches.rows[graph]) if len(graphs) else np.zeros(0, bool)
     kernel_rows = work.source_row[launches.first_work[one_off & (keys < _GRAPH_KEY)]]
     names = sorted({trace.symbols.name(int(k)) for k in trace.kernels.short_name[kernel_rows]})
-    names += [f"graph {k - _GRAPH_KEY}" for k in keys[one_off & (keys >= _GRAPH_KEY)]]
+    names += [f"graph {graph_ids[k - _GRAPH_KEY]}" for k in keys[one_off & (keys >= _GRAPH_KEY)].tolist()]
     steady_keys = keys[steady & (keys >= 0)]
     max_repeats = int(np.bincount(distinct_groups(steady_keys)[1]).max()) if len(steady_keys) else 0
     return LaunchAccount(

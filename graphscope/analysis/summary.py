@@ -209,6 +209,7 @@ def _summarize(
             "calls": int(calls_in.sum()),
             "median_api_ns": _median(launches.api_ns[kernel_calls]),
             "median_latency_ns": _median(launches.latency_ns[kernel_calls]),
+            "latency_calls": int(np.count_nonzero(~np.isnan(launches.latency_ns[kernel_calls]))),
             "median_graph_launch_api_ns": _median(launches.api_ns[graph_calls]),
             "kernel_launch_ns": kernel_launch_ns,
             "graph_launch_ns": graph_launch_ns,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 import traceback
 from collections.abc import Callable
@@ -51,6 +52,10 @@ class Task(QRunnable):
             self.signals.failed.emit(exc.message)
         except MemoryError:
             self.signals.failed.emit("not enough memory for this file")
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a damaged file, not a bug: one line
+            self.signals.failed.emit(f"the file cannot be read as an export ({' '.join(str(exc).split())})")
+        except OSError as exc:
+            self.signals.failed.emit(f"{exc.filename or 'the file'}: {exc.strerror or exc}")
         except Exception as exc:  # a bug: keep the window alive and say so
             traceback.print_exc(file=sys.stderr)
             self.signals.failed.emit(f"unexpected error: {exc!r}")

@@ -135,11 +135,13 @@ class LaunchConfig:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LaunchConfig:
+        if not isinstance(data, dict):
+            raise BadInputError(f"not a graphscope launch config (a JSON {type(data).__name__}, not an object)")
         if data.get("format") != CONFIG_FORMAT:
             raise BadInputError(f"not a graphscope launch config (format {data.get('format')!r})")
         try:
             blocks = {str(k): as_dim(v) for k, v in data.get("blocks", {}).items()}
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, AttributeError) as exc:
             raise BadInputError(f"launch config has a bad block size: {exc}") from None
         return cls(blocks, data.get("workload"))
 
@@ -154,6 +156,12 @@ class LaunchConfig:
             raise BadInputError(f"{path}: no such file") from None
         except json.JSONDecodeError as exc:
             raise BadInputError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        except RecursionError:
+            raise BadInputError(f"{path}: nested too deeply to be a launch config") from None
+        except UnicodeDecodeError:
+            raise BadInputError(f"{path}: not text (a launch config is JSON)") from None
+        except BadInputError as exc:
+            raise BadInputError(f"{path}: {exc.message}") from None
 
 
 @dataclass(frozen=True)

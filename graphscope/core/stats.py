@@ -101,20 +101,31 @@ class Ratio:
         return {"value": self.value, "low": self.low, "high": self.high, "significant": self.significant}
 
 
+def comparable(baseline: np.ndarray | list[float], candidate: np.ndarray | list[float]) -> bool:
+    """Can a ratio of medians be taken: samples on both sides, both medians above zero?"""
+    base, cand = np.asarray(baseline, dtype=np.float64), np.asarray(candidate, dtype=np.float64)
+    return bool(len(base) and len(cand) and np.median(base) > 0 and np.median(cand) > 0)
+
+
 def speedup(baseline: np.ndarray | list[float], candidate: np.ndarray | list[float], seed: int = 0) -> Ratio:
-    """How many times faster `candidate` is than `baseline` (ratio of medians)."""
+    """How many times faster `candidate` is than `baseline` (ratio of medians; see `comparable`).
+
+    Resamples whose median is 0 (a sample of 0 ns durations) hold no ratio and are left out."""
     base = np.asarray(baseline, dtype=np.float64)
     cand = np.asarray(candidate, dtype=np.float64)
+    if not comparable(base, cand):
+        raise ValueError("a ratio of medians needs samples on both sides and medians above zero")
     if max(len(base), len(cand)) > BOOTSTRAP_MAX:
         return _delta_ratio(base, cand)
     rng = np.random.default_rng(seed)
-    ratios = _bootstrap_medians(base, rng) / _bootstrap_medians(cand, rng)
+    top, bottom = _bootstrap_medians(base, rng), _bootstrap_medians(cand, rng)
+    usable = (top > 0) & (bottom > 0)
+    ratios = top[usable] / bottom[usable]
+    value = float(np.median(base) / np.median(cand))
+    if not len(ratios):
+        return Ratio(value, value, value)
     alpha = (1 - CONFIDENCE) / 2
-    return Ratio(
-        float(np.median(base) / np.median(cand)),
-        float(np.quantile(ratios, alpha)),
-        float(np.quantile(ratios, 1 - alpha)),
-    )
+    return Ratio(value, float(np.quantile(ratios, alpha)), float(np.quantile(ratios, 1 - alpha)))
 
 
 def _delta_ratio(base: np.ndarray, cand: np.ndarray) -> Ratio:

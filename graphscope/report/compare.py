@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from graphscope.core.rules import judge_gain
-from graphscope.core.stats import describe, speedup
+from graphscope.core.stats import comparable, describe, speedup
 from graphscope.core.units import format_ns
 from graphscope.report.sides import METRICS, KernelRow, Side
 
@@ -89,7 +89,7 @@ def _comparison(a: Side, b: Side) -> dict[str, Any]:
             "b_median": float(np.median(right)),
             "saved": float(np.median(left) - np.median(right)),
         }
-        if metric in TIME_METRICS and np.median(right) > 0 and np.median(left) > 0:
+        if metric in TIME_METRICS and comparable(left, right):
             entry["speedup"] = speedup(left, right).to_json() if min(len(left), len(right)) >= 2 else None
         metrics[metric] = entry
     return {"metrics": metrics, "verdicts": _verdicts(a, b, metrics)}
@@ -135,6 +135,8 @@ def _verdicts(a: Side, b: Side, metrics: dict[str, Any]) -> dict[str, str]:
     steps = min(a.step_count, b.step_count)
     if wall is None:
         verdicts["gain"] = "no end-to-end time to compare"
+    elif not (wall["a_median"] > 0 and wall["b_median"] > 0):
+        verdicts["gain"] = "no end-to-end time to compare: a side's steps last 0 ns (its scope holds no time)"
     elif steps < MIN_STEPS or wall.get("speedup") is None:
         verdicts["gain"] = (
             f"{wall['a_median'] / wall['b_median']:.2f}x end to end, from {steps} step(s) per side: too few "
@@ -204,7 +206,7 @@ def _status(
         return ("not traced" if hidden[1] else "removed"), None
     if x is None:
         return ("not traced" if hidden[0] else "added"), None
-    if len(x.durations) < 2 or len(y.durations) < 2:
+    if len(x.durations) < 2 or len(y.durations) < 2 or not comparable(x.durations, y.durations):
         return ("changed" if (x.grid, x.block) != (y.grid, y.block) else "same"), None
     ratio = speedup(x.durations, y.durations).to_json()
     moved = ratio["significant"] and abs(ratio["value"] - 1) > CHANGED_BY

@@ -6,6 +6,8 @@ import csv
 import html
 import io
 import json
+import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +40,24 @@ def write_report(report: dict[str, Any], path: Path, charts: dict[str, str] | No
     text = {
         ".html": lambda: to_html(report, charts or {}),
         ".md": lambda: to_markdown(report),
-        ".json": lambda: json.dumps(report, indent=2) + "\n",
+        ".json": lambda: json.dumps(finite(report), indent=2, allow_nan=False) + "\n",
         ".csv": lambda: to_csv(report),
     }[suffix]()
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise BadInputError(f"{path}: cannot write the report ({exc.strerror})") from None
+
+
+def finite(value: Any) -> Any:
+    """The report with every NaN or infinity as null: strict JSON, which every parser reads."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
 
 
 def _value(metric: str, value: float | None) -> str:
@@ -117,11 +130,12 @@ def kernel_rows(report: dict[str, Any]) -> list[dict[str, str]]:
 def to_markdown(report: dict[str, Any]) -> str:
     """Markdown that pastes into a pull request."""
     a, b = report["a"], report["b"]
-    lines = [f"## {report['title']}", ""]
+    lines = [f"## {_md(report['title'])}", ""]
     for name, side in (("A", a), ("B", b)):
         if side:
-            scope, steps = f", {_scope(side)}", plural(side["steps"], "step")
-            lines.append(f"- **{name}**: {side['label']} ({side['kind']} `{side['source']}`{scope}, {steps})")
+            scope, steps = f", {_md(_scope(side))}", plural(side["steps"], "step")
+            source = _md(side["source"]).replace("`", "'")
+            lines.append(f"- **{name}**: {_md(side['label'])} ({side['kind']} `{source}`{scope}, {steps})")
     lines.append("")
     for text in headline(report):
         lines += [f"> {_md(text)}", ""]
@@ -133,15 +147,30 @@ def to_markdown(report: dict[str, Any]) -> str:
     if kernels:
         columns = [c for c in kernels[0] if b or not c.startswith("b ")]
         columns = [c for c in columns if b or c != "status"]
-        lines += ["", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        lines += ["", "| " + " | ".join(_md(c) for c in columns) + " |", "|" + "---|" * len(columns)]
         lines += ["| " + " | ".join(_md(row[c]) for c in columns) + " |" for row in kernels]
     if report["notes"]:
         lines += ["", *[f"- {_md(n)}" for n in report["notes"]]]
     return "\n".join(lines) + "\n"
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]#|])")
+
+
 def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
+    """Text as one inline run of Markdown: line breaks of every kind become spaces, markup characters are
+    escaped and HTML shows as text, so a name can neither end a table row nor inject markup."""
+    flat = " ".join(str(text).splitlines()) if text is not None else ""
+    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", flat)
+
+
+def _cell(value: object) -> object:
+    """A CSV cell a spreadsheet will not run: text starting with = + - @ (or a tab or carriage return)
+    gets a leading apostrophe, as spreadsheet tools advise (numbers stay numbers)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
 
 
 def to_csv(report: dict[str, Any]) -> str:
@@ -168,7 +197,8 @@ def to_csv(report: dict[str, Any]) -> str:
             s = k[side]
             if s:
                 writer.writerow(
-                    [
+                    _cell(v)
+                    for v in [
                         k["status"],
                         k["name"],
                         k["full_name"],

@@ -195,7 +195,7 @@ class Loaded:
 def _open_store(session: Path | None) -> SessionStore:
     from graphscope.store.session_db import SessionStore  # sqlite-utils: loaded only for stored runs
 
-    return SessionStore(session)
+    return SessionStore(session, read_only=True)
 
 
 def sides_for(

@@ -17,10 +17,17 @@ def launch_rows(launch: dict[str, Any]) -> list[tuple[str, str]]:
     """The launch figures as (label, value) rows, the verdict's number last under the verdict's label
     (the summary text, the GUI's Summary panel and reports print the same)."""
     steady = launch["steady_state"]
+    unknown = "-"  # no call of that kind (or none linked to GPU work): a median of nothing is not 0
     rows = [
-        ("median launch call", format_ns(launch["median_api_ns"])),
-        ("median launch latency", format_ns(launch["median_latency_ns"])),
-        ("median graph launch call", format_ns(launch["median_graph_launch_api_ns"])),
+        ("median launch call", format_ns(launch["median_api_ns"]) if launch["kernel_launch_ns"] else unknown),
+        (
+            "median launch latency",
+            format_ns(launch["median_latency_ns"]) if launch.get("latency_calls", 1) else unknown,
+        ),
+        (
+            "median graph launch call",
+            format_ns(launch["median_graph_launch_api_ns"]) if launch["graph_launch_ns"] else unknown,
+        ),
         ("CPU time in launch calls", format_ns(launch["kernel_launch_ns"] + launch["graph_launch_ns"])),
         ("overhead ratio", f"{launch['overhead_ratio']:.3f}  (every launch call / GPU busy time)"),
         (

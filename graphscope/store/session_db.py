@@ -11,10 +11,12 @@ JSON forms of reports, so this module needs nothing from the runner.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -122,23 +124,51 @@ def _file_hash(path: Path) -> str:
         return ""
 
 
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _damaged(method: Any) -> Any:
+    """A read or write that finds the database damaged says so in one line (never 'not an export')."""
+
+    @functools.wraps(method)
+    def guarded(self: SessionStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise BadInputError(f"{self.path}: the session database is damaged ({_one_line(exc)})") from None
+
+    return guarded
+
+
 class SessionStore:
     """Opens (or creates) the session database and writes and reads its records."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, read_only: bool = False) -> None:
+        """Open (or create) the database; `read_only` opens an existing one for reading only (reports of
+        stored runs), altering nothing, so a database on read-only media or of another user serves too."""
         self.path = Path(path) if path is not None else default_session_db()
         if self.path.is_dir():
             raise BadInputError(f"{self.path}: is a directory, not a session database")
+        if read_only and not self.path.is_file():
+            raise BadInputError(f"{self.path}: no such session database")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = Database(sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000))
+            if read_only:
+                # without a -wal beside it the file is complete: immutable needs no -shm (a read-only folder)
+                merged = not Path(str(self.path) + "-wal").exists()
+                uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?mode=ro" + "&immutable=1" * merged
+                self.db = Database(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000))
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.db = Database(sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000))
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._check_schema()
-            self.db.execute("PRAGMA journal_mode = WAL")
-            with self._writing():
-                self._create_or_migrate()
+            self._check_schema()  # before anything is written: a refused database is left as it was
+            if not read_only:
+                self.db.execute("PRAGMA journal_mode = WAL")
+                with self._writing():
+                    self._create_or_migrate()
         except sqlite3.DatabaseError as exc:
-            raise BadInputError(f"{self.path}: not a usable session database ({exc})") from None
+            raise BadInputError(f"{self.path}: not a usable session database ({_one_line(exc)})") from None
         except OSError as exc:
             raise BadInputError(f"{self.path}: cannot be opened ({exc.strerror or exc})") from None
 
@@ -165,7 +195,11 @@ class SessionStore:
                 f"{self.path}: made by a newer graphscope (schema {version}, this one knows {SCHEMA_VERSION}); "
                 "upgrade graphscope or use another --session"
             )
-        foreign = set(self.db.table_names()) - set(SCHEMA)
+        names = set(self.db.table_names())
+        foreign = names - set(SCHEMA)
+        if not foreign and version == 0:  # graphscope's first release set no version: its tables, its columns
+            foreign = {t for t in names if not set(self.db[t].columns_dict) <= set(SCHEMA[t][0]) | {"rowid"}}
+            foreign |= {t for t in names if SCHEMA[t][1]["pk"] == "id" and "id" not in self.db[t].columns_dict}
         if foreign:
             raise BadInputError(
                 f"{self.path}: not a graphscope session database (it holds {', '.join(sorted(foreign)[:3])}); "
@@ -196,6 +230,7 @@ class SessionStore:
         record = {"path": str(path), "name": path.stem, "sha256": digest, "first_seen": time.time()}
         return int(self.db["workloads"].insert(record).last_pk)
 
+    @_damaged
     def record_run(self, report: dict[str, Any]) -> int:
         """Store a RunReport's JSON form (measurements included) in one transaction; returns the run id."""
         wall = report.get("speedup", {}).get("wall_ns", {})
@@ -251,6 +286,7 @@ class SessionStore:
                 self.db["traces"].insert({"run_id": run_id, "mode": mode, **files})
         return run_id
 
+    @_damaged
     def record_failure(self, workload: Path, kind: str, message: str, settings: dict[str, Any]) -> int | None:
         """Store a run that started and failed; returns its id (None for a run refused before it started)."""
         if kind in REFUSED_BEFORE_START:
@@ -275,6 +311,7 @@ class SessionStore:
                 .last_pk
             )
 
+    @_damaged
     def begin_tuning(self, workload: Path, strategy: str, started: float, baseline: dict[str, Any]) -> int:
         """Open a tuning session (status 'running'); its trials follow one by one."""
         with self._writing():
@@ -287,11 +324,13 @@ class SessionStore:
             }
             return int(self.db["tunings"].insert(record).last_pk)
 
+    @_damaged
     def add_trial(self, tuning_id: int, seq: int, trial: dict[str, Any]) -> None:
         """Store one trial as soon as it is measured (its own transaction: a kill loses only the next one)."""
         with self._writing():
             self.db["trials"].upsert(_trial_row(tuning_id, seq, trial), pk=("tuning_id", "seq"))
 
+    @_damaged
     def finish_tuning(self, tuning_id: int, tuning: dict[str, Any], status: str = "done") -> None:
         """Close a tuning session with its conclusion and the full list of trials."""
         with self._writing():
@@ -309,6 +348,7 @@ class SessionStore:
                 pk=("tuning_id", "seq"),
             )
 
+    @_damaged
     def record_tuning(self, tuning: dict[str, Any]) -> int:
         """Store a finished tuning session and every trial in one transaction; returns its id."""
         with self._writing():
@@ -318,12 +358,14 @@ class SessionStore:
             self.finish_tuning(tuning_id, tuning)
         return tuning_id
 
+    @_damaged
     def runs(self, workload: Path | None = None) -> list[dict[str, Any]]:
         """Runs, newest first, with their workload's path."""
         where, args = ("WHERE w.path = ?", [str(Path(workload).resolve())]) if workload else ("", [])
         sql = f"SELECT r.*, w.path FROM runs r JOIN workloads w ON w.id = r.workload_id {where} ORDER BY r.id DESC"
         return [dict(row) for row in self.db.query(sql, args)]
 
+    @_damaged
     def run(self, run_id: int) -> dict[str, Any] | None:
         """One run with its workload's path, per-mode rows and traces; None if there is no such run."""
         found = list(
@@ -338,6 +380,7 @@ class SessionStore:
         run["traces"] = {r["mode"]: r for r in self.db["traces"].rows_where("run_id = ?", [run_id])}
         return run
 
+    @_damaged
     def tuning(self, tuning_id: int) -> dict[str, Any] | None:
         """One tuning session with its workload's path and trials; None if there is no such session."""
         found = list(
@@ -349,9 +392,11 @@ class SessionStore:
             return None
         return {**dict(found[0]), "trials": self.trials(tuning_id)}
 
+    @_damaged
     def measurements(self, run_id: int) -> list[dict[str, Any]]:
         return list(self.db["measurements"].rows_where("run_id = ?", [run_id], order_by="mode, rep"))
 
+    @_damaged
     def trials(self, tuning_id: int) -> list[dict[str, Any]]:
         return list(self.db["trials"].rows_where("tuning_id = ?", [tuning_id], order_by="seq"))
 

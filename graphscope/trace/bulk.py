@@ -256,9 +256,17 @@ def _read_chunk(
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException:  # connectorx raises RuntimeError, TypeError (text), or a Rust panic on damaged pages
-            notes.append(f"{table}: some values are not integers where numbers belong; read them as integers")
+            notes.append(
+                f"{table}: some values are not integers where numbers belong (text, or a fraction); "
+                "read as the nearest integer"
+            )
     if batches is None:
-        select = ", ".join(f"CAST({v} AS INTEGER)" for v in values)
+        # Text and real values as the number they write, rounded to an integer: CAST(... AS INTEGER) alone
+        # reads '1.819366342e+09' as 1 (its integer prefix) and cuts 12.6 to 12.
+        select = ", ".join(
+            f"CASE WHEN typeof({v}) = 'integer' THEN {v} ELSE CAST(ROUND(CAST({v} AS REAL)) AS INTEGER) END"
+            for v in values
+        )
         batches = [db.read_integers(f"SELECT {select} FROM {quoted(table)}{where}", len(present))]
     filled = sum(len(batch[0]) for batch in batches)
     if filled > chunk.rows:
@@ -291,8 +299,9 @@ def fit(values: np.ndarray, dtype: np.dtype, default: int, unsigned: bool = Fals
         return values, False
     info = np.iinfo(dtype)
     high_limit = 2 * info.max + 1 if unsigned else info.max
-    if values.dtype.kind == "f":
-        bad = ~np.isfinite(values) | (values < info.min) | (values > high_limit) | (values != np.floor(values))
+    if values.dtype.kind == "f":  # a REAL column: whole numbers, or times with a fraction (rounded)
+        values = np.rint(values)
+        bad = ~np.isfinite(values) | (values < info.min) | (values > high_limit)
     else:
         if values.min() >= info.min and values.max() <= info.max:
             return values, False

@@ -80,6 +80,20 @@ INTEGER_TYPES = ("INTEGER", "INT", "BIGINT")
 """Declared column types that SQLite and connectorx both read as 64-bit integers (Nsight Systems uses INTEGER)."""
 
 
+JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
+
+
+def _hot_journal(path: Path) -> bool:
+    """Is there a rollback journal beside the file that a crashed writer left (SQLite's "hot journal")?
+    Its header starts with the journal magic; a committed or rolled-back one is empty or zeroed."""
+    journal = Path(str(path) + "-journal")
+    try:
+        with open(journal, "rb") as handle:
+            return handle.read(8) == JOURNAL_MAGIC
+    except OSError:
+        return False
+
+
 class ExportDatabase:
     """An open export: the table/column inventory plus small queries."""
 
@@ -123,6 +137,12 @@ class ExportDatabase:
             raise NotAnExportError(f"{path}: not an SQLite file (export a .nsys-rep with `nsys export --type sqlite`)")
         if info.st_size < 512:
             raise NotAnExportError(f"{path}: the file is truncated ({info.st_size} bytes)")
+        if _hot_journal(path):
+            raise NotAnExportError(
+                f"{path}: the program writing it stopped mid-transaction ({path.name}-journal holds the pages it "
+                "was changing), so the file holds uncommitted data; let sqlite3 roll it back once "
+                f"(sqlite3 {path.name} 'PRAGMA quick_check') or export it again"
+            )
         wal = Path(str(path) + "-wal")
         if header[18] == 2 and wal.is_file() and wal.stat().st_size > 0:
             self.notes.append(

@@ -10,7 +10,7 @@ from typing import Any
 from graphscope.core.launch_config import LaunchConfig
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.rules import SMALL, WORTH_IT, judge_gain
-from graphscope.core.stats import Ratio, SampleStats, describe, repetitions_needed, speedup
+from graphscope.core.stats import Ratio, SampleStats, comparable, describe, repetitions_needed, speedup
 from graphscope.workload.session import DEFAULT_TIMEOUT_S, WorkloadSession
 
 MODES = ("eager", "graph")
@@ -53,6 +53,9 @@ class RunReport:
     def speedup(self, metric: str = "wall_ns") -> Ratio | None:
         """Eager time / graph time (above 1: the graph is faster)."""
         if not set(MODES) <= set(self.modes):
+            return None
+        eager, graph = self.modes["eager"].samples[metric], self.modes["graph"].samples[metric]
+        if not comparable(eager, graph):
             return None
         return speedup(self.modes["eager"].samples[metric], self.modes["graph"].samples[metric])
 

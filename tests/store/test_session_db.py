@@ -140,3 +140,48 @@ def test_trials_are_kept_as_they_come(store, tmp_path):
     reopened = SessionStore(store.path)
     assert [t["status"] for t in reopened.trials(tuning)] == ["ok", "fault"]
     assert reopened.db["tunings"].get(tuning)["status"] == "running"
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        "CREATE TABLE runs (name TEXT, score REAL)",  # sqlite-utils once raised BadPrimaryKey here
+        "CREATE TABLE workloads (path TEXT, owner TEXT); CREATE TABLE measurements (x REAL, y REAL)",
+    ],
+)
+def test_another_programs_database_with_our_table_names_is_refused_untouched(tmp_path, schema):
+    path = tmp_path / "theirs.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(schema)
+    before = path.read_bytes()
+    with pytest.raises(BadInputError, match="not a graphscope session database"):
+        SessionStore(path)
+    assert path.read_bytes() == before  # not switched to WAL, no tables added
+    assert not (tmp_path / "theirs.sqlite-wal").exists() and not (tmp_path / "theirs.sqlite-shm").exists()
+
+
+def test_damage_found_after_opening_is_called_a_damaged_session_database(store, tmp_path, monkeypatch):
+    def broken(*args, **kwargs):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(store.db, "query", broken)
+    with pytest.raises(BadInputError, match="the session database is damaged"):
+        store.runs()
+
+
+def test_a_read_only_session_database_serves_reports(tmp_path):
+    from graphscope.cli import main
+    from tests.workload.fakes import fake_report
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "s.sqlite"
+    store = SessionStore(path)
+    run_id = store.record_run({"ok": True, **fake_report(tmp_path / "seed.py").to_json()})
+    store.close()
+    path.chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        assert main(["report", f"run:{run_id}", "--session", str(path), "-o", str(tmp_path / "r.json")]) == 0
+    finally:
+        folder.chmod(0o755)

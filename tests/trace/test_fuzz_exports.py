@@ -247,3 +247,34 @@ def test_string_ids_all_beyond_the_table_load_with_a_warning(tmp_path, capsys):
     assert main(["summary", "--json", str(shifted)]) == 0
     data = json.loads(capsys.readouterr().out)
     assert any("StringIds lacks" in w for w in data["warnings"])
+
+
+@pytest.mark.parametrize("declared, expression", mutations.TYPED, ids=lambda v: v or "untyped")
+def test_typed_timestamps_read_as_the_numbers_they_write(tmp_path, declared, expression):
+    typed = mutated(tmp_path, mutations.typed_column(KERNEL, "start", declared, expression))
+    original, read = load_trace(FORKJOIN), load_trace(typed)
+    offset = 0.25 if "+ 0.25" in expression else 0.0  # a fraction rounds to the nearest nanosecond
+    assert np.array_equal(read.kernels.start, np.rint(original.kernels.start + offset).astype(np.int64))
+    assert read.kernels.start.min() > 1_000_000  # not the integer prefix of '1.8e+09'
+
+
+def test_a_hot_rollback_journal_is_refused_not_read(tmp_path):
+    """A writer killed mid-transaction leaves its uncommitted pages in the file and the originals in
+    -journal; graphscope opens files immutably, so it must not read the half-written state."""
+    import signal
+    import subprocess
+    import sys
+
+    path = tmp_path / "j.sqlite"
+    shutil.copy(H200_NODE, path)
+    script = (
+        "import sqlite3, os, signal, sys\n"
+        "c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('PRAGMA cache_size=1')\n"
+        f"c.execute('BEGIN'); c.execute('UPDATE {KERNEL} SET start = start + 1')\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True)
+    assert killed.returncode == -signal.SIGKILL and (tmp_path / "j.sqlite-journal").exists()
+    with pytest.raises(BadInputError, match="stopped mid-transaction"):
+        load_trace(path)
+    assert main(["summary", str(path)]) == 2

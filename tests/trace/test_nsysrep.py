@@ -62,3 +62,21 @@ def test_the_gui_opens_a_report_through_its_export(report, monkeypatch, tmp_path
     assert len(trace.kernels) == 52 and window is None
     document = open_document(report, panels=False)
     assert len(document.trace.kernels) == 52 and document.layout.lanes
+
+
+def test_an_export_that_never_finishes_is_stopped(report, monkeypatch, tmp_path):
+    monkeypatch.setenv("GRAPHSCOPE_NSYS", str(_fake_nsys(tmp_path, "sleep 60")))
+    monkeypatch.setenv("GRAPHSCOPE_NSYS_TIMEOUT", "1")
+    with pytest.raises(BadInputError, match="did not finish in 1 s"):
+        load_trace(report)
+    assert not report.with_suffix(".sqlite").exists() and not list(tmp_path.glob("*.partial.sqlite"))
+
+
+def test_garbage_from_a_successful_export_never_takes_the_reports_place(report, monkeypatch, tmp_path):
+    monkeypatch.setenv("GRAPHSCOPE_NSYS", str(_fake_nsys(tmp_path, 'echo garbage > "$out"')))
+    with pytest.raises(BadInputError, match="wrote no readable export"):
+        load_trace(report)
+    assert not report.with_suffix(".sqlite").exists()
+    report.with_suffix(".sqlite").write_text("left by an earlier, broken export")  # newer than the report
+    monkeypatch.setenv("GRAPHSCOPE_NSYS", str(_fake_nsys(tmp_path, f'cp "{FORKJOIN}" "$out"')))
+    assert len(load_trace(report).kernels) == 52  # an unreadable export beside it is made again
