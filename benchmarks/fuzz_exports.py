@@ -1,10 +1,14 @@
-"""Thousands of mutated exports through `summary --json`, `dag --json` and the GUI's loader.
+"""Thousands of mutated exports through `summary --json`, `dag --json` and the GUI's loader, and the
+hostile environments around them (fake nsys tools, foreign session databases, closed streams).
 
 Every mutation family of tests/mutations.py (rowid gaps, text and huge values where numbers belong,
 NULLs, shadowed rowids, WITHOUT ROWID, name case, dropped columns, dangling and huge strings, WAL)
 on every table of each export given, plus random byte flips. A case passes when it ends in exit 0
 or in exit 2 with one line on stderr, within the time limit, and writes nothing beside the file.
 Every `--screenshot-every`-th case also runs `graphscope open FILE --screenshot` in a fresh process.
+
+Environment cases: a fake nsys that hangs or writes garbage (via GRAPHSCOPE_NSYS), session databases
+of other programs or damaged ones (`report run:1 --session`), closed stdout or stderr, a full disk.
 
     python benchmarks/fuzz_exports.py [EXPORT ...] [--flips 200] [--screenshot-every 50]
 """
@@ -16,6 +20,7 @@ import contextlib
 import io
 import os
 import random
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -85,6 +90,74 @@ def screenshot(path: Path, folder: Path) -> str | None:
     return f"open --screenshot: exit {result.returncode}: {result.stderr[-160:]!r}"
 
 
+FOREIGN_DATABASES = {
+    "another program's runs table": "CREATE TABLE runs (name TEXT, score REAL)",
+    "tables named like graphscope's": "CREATE TABLE workloads (path TEXT); CREATE TABLE measurements (x REAL)",
+    "unrelated tables": "CREATE TABLE recipes (name TEXT)",
+}
+FAKE_NSYS = {
+    "nsys that hangs": "sleep 120",
+    "nsys that writes garbage": 'echo garbage > "$out"',
+    "nsys that fails": "echo 'ERROR: bad report'; exit 3",
+    "nsys that writes nothing": "exit 0",
+}
+
+
+def _command(args: list[str], env: dict[str, str] | None = None, shell_tail: str = "") -> tuple[int, str, str]:
+    base = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "graphscope", *args])
+    result = subprocess.run(
+        ["bash", "-c", f"{base} {shell_tail}"], capture_output=True, text=True, env=env, timeout=LIMIT_S, cwd=ROOT
+    )
+    return result.returncode, result.stdout, result.stderr
+
+
+def _one_line(code: int, err: str, expected: tuple[int, ...] = (2,)) -> str | None:
+    if code not in expected:
+        return f"exit {code}: {err[-160:]!r}"
+    if code == 2 and (err.count("\n") != 1 or not err.startswith("graphscope")):
+        return f"not one line: {err[-160:]!r}"
+    return None
+
+
+def environment_cases(folder: Path, export: Path) -> list[tuple[str, str | None]]:
+    """Each hostile environment once: (what, None when clean, else the problem)."""
+    found: list[tuple[str, str | None]] = []
+    for name, body in FAKE_NSYS.items():
+        case = folder / name.replace(" ", "-")
+        case.mkdir()
+        report = case / "run.nsys-rep"
+        report.write_bytes(b"a report")
+        nsys = case / "nsys"
+        nsys.write_text(
+            f'#!/bin/sh\nwhile [ $# -gt 1 ]; do case "$1" in -o) out="$2"; shift;; esac; shift; done\n{body}\n'
+        )
+        nsys.chmod(0o755)
+        env = {**os.environ, "GRAPHSCOPE_NSYS": str(nsys), "GRAPHSCOPE_NSYS_TIMEOUT": "3"}
+        code, _, err = _command(["summary", str(report)], env)
+        problem = _one_line(code, err)
+        if problem is None and (case / "run.sqlite").exists():
+            problem = "a failed export took the report's place"
+        found.append((name, problem))
+    for name, schema in FOREIGN_DATABASES.items():
+        database = folder / f"{name.replace(' ', '-').replace(chr(39), '')}.sqlite"
+        with sqlite3.connect(database) as conn:
+            conn.executescript(schema)
+        before = database.read_bytes()
+        code, _, err = _command(["report", "run:1", "--session", str(database), "-o", str(folder / "r.json")])
+        problem = _one_line(code, err)
+        if problem is None and (database.read_bytes() != before or Path(f"{database}-wal").exists()):
+            problem = "the foreign database was altered"
+        found.append((name, problem))
+    for name, tail, expected in (
+        ("closed stdout", ">&-", (0,)),
+        ("closed stderr", "2>&-", (0,)),
+        ("full disk behind stdout", "> /dev/full", (2,)),
+    ):
+        code, _, err = _command(["summary", "--json", str(export)], shell_tail=tail)
+        found.append((name, _one_line(code, err, expected)))
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("exports", nargs="*", type=Path)
@@ -136,6 +209,7 @@ def main() -> None:
                     failures.append(f"{source.stem[:30]} | {mutation} | {problem}")
                 else:
                     results["clean"] += 1
+        environment = environment_cases(folder, exports[0])
     minutes = (time.monotonic() - started) / 60
     print(f"{results['cases']} mutated exports from {len(exports)} real ones in {minutes:.1f} min")
     print(f"  clean (exit 0, or exit 2 with one line): {results['clean']}")
@@ -144,6 +218,12 @@ def main() -> None:
     print(f"  failures: {len(failures)}")
     for line in failures[:40]:
         print("   ", line)
+    clean = sum(problem is None for _, problem in environment)
+    print(f"{len(environment)} hostile environments (fake nsys tools, foreign session databases, closed streams):")
+    print(f"  clean: {clean}")
+    for name, problem in environment:
+        if problem:
+            print(f"    {name}: {problem}")
 
 
 if __name__ == "__main__":
