@@ -3,7 +3,8 @@
 Process lifetimes are never compared (module loading and start-up would decide the ratio). In order:
 graphscope's measured repetitions in both; else one family of NVTX ranges both traces hold (a name
 with its instance number dropped: eager_0, eager_1 -> 'eager_*'; each instance a step), the family
-with the most instances in both, then the most time in A; else each trace's steady activity window
+that covers the most time in both among those with at least three instances in each (so a trace's
+ProfilerStep#* steps win over the operators inside them); else each trace's steady activity window
 (analysis/focus.py: start-up and tear-down left out).
 """
 
@@ -17,6 +18,7 @@ from graphscope.analysis.focus import activity_window
 from graphscope.analysis.scope import Scope, measured_scope, nvtx_ranges
 from graphscope.analysis.summary import TraceAnalysis
 from graphscope.core.events import MEASURED_PATTERN
+from graphscope.core.rules import MIN_REPEATS
 from graphscope.trace.model import Trace
 
 Opened = tuple[Trace, TraceAnalysis]
@@ -30,7 +32,8 @@ def comparable_scopes(a: Opened, b: Opened) -> tuple[Scope, Scope, str]:
     families = _families(a[0]), _families(b[0])
     common = sorted(set(families[0]) & set(families[1]))
     if common:
-        best = max(common, key=lambda f: (min(len(families[0][f][0]), len(families[1][f][0])), _time(families[0][f])))
+        repeated = [f for f in common if min(len(families[0][f][0]), len(families[1][f][0])) >= MIN_REPEATS]
+        best = max(repeated or common, key=lambda f: min(_time(families[0][f]), _time(families[1][f])))
         others = [f for f in common if f != best]
         label = f"NVTX ranges {best!r}"
         scopes = [Scope.of(label, *family[best]) for family in families]

@@ -96,6 +96,30 @@ class SymbolTable:
         return self._ids
 
 
+def kernel_short_name(full: str) -> str:
+    """A demangled C++ kernel name shortened as Nsight Systems shows it: no return type, parameters,
+    template arguments or namespaces ('void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)'
+    -> 'vectorized_elementwise_kernel'). Names that are not C++ signatures come back as they are."""
+    text = full.strip()
+    if text.endswith(")"):  # drop the parameter list: from its matching '(' on
+        depth = 0
+        for i in range(len(text) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(text[i], 0)
+            if depth == 0:
+                text = text[:i]
+                break
+    plain, depth = [], 0
+    for char in text:  # drop template arguments, nested or not
+        if char == "<":
+            depth += 1
+        elif char == ">" and depth:
+            depth -= 1
+        elif not depth:
+            plain.append(char)
+    name = "".join(plain).strip().split(" ")[-1].split("::")[-1]
+    return name or full
+
+
 def display_api_name(name: str) -> str:
     """An API name without its version suffix: 'cudaLaunchKernel_v7000' -> 'cudaLaunchKernel'."""
     return _API_VERSION_SUFFIX.sub("", name)

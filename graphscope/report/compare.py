@@ -106,7 +106,7 @@ def headline(report: dict[str, Any]) -> list[str]:
 
 
 def traced_differently(a: Side, b: Side) -> str | None:
-    """A warning when the two sides were not traced alike (graph trace mode, Nsight Systems version)."""
+    """A warning when the two sides were not traced alike (graph trace mode, GPU, Nsight Systems version)."""
     if a.summary is None or b.summary is None:
         return None
     problems = []
@@ -117,6 +117,9 @@ def traced_differently(a: Side, b: Side) -> str | None:
             "graph-level tracing records no kernels inside graphs, so launch times and kernel lists differ by "
             "how they were traced"
         )
+    gpus = [sorted({g["name"] for g in side.summary.get("gpu", []) if g.get("name")}) for side in (a, b)]
+    if gpus[0] and gpus[1] and gpus[0] != gpus[1]:
+        problems.append(f"on {', '.join(gpus[0])} against {', '.join(gpus[1])}")
     versions = a.summary.get("nsys_version"), b.summary.get("nsys_version")
     if versions[0] != versions[1] and all(versions):
         problems.append(f"Nsight Systems {versions[0]} against {versions[1]}")

@@ -44,11 +44,12 @@ def launch_rows(launch: dict[str, Any]) -> list[tuple[str, str]]:
 def render_summary(s: dict[str, Any]) -> str:
     """Format a `summarize()` result as aligned plain text."""
     lines = [f"{s['file']}"]
-    version = s["nsys_version"] or "unknown version"
-    lines.append(
-        f"  Nsight Systems {version}, schema {s['schema_version'] or '?'}, {s['platform'] or 'platform ?'}, "
-        f"span {format_ns(s['span_ns'])}"
-    )
+    if s["nsys_version"] or not s["platform"] or "Kineto" not in s["platform"]:
+        source = f"Nsight Systems {s['nsys_version'] or 'unknown version'}, schema {s['schema_version'] or '?'}, "
+        source += s["platform"] or "platform ?"
+    else:
+        source = f"{s['platform']}, schema {s['schema_version'] or '?'}"
+    lines.append(f"  {source}, span {format_ns(s['span_ns'])}")
     launch = s["launch"]
     scope = s.get("scope")
     if scope:

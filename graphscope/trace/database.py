@@ -80,6 +80,23 @@ INTEGER_TYPES = ("INTEGER", "INT", "BIGINT")
 """Declared column types that SQLite and connectorx both read as 64-bit integers (Nsight Systems uses INTEGER)."""
 
 
+def check_regular_file(path: Path) -> os.stat_result:
+    """A file graphscope may open: it exists and is a regular file (a FIFO or a device would block)."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise BadInputError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot be read ({exc.strerror})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise BadInputError(f"{path}: is a directory, not an export file")
+    if not stat.S_ISREG(info.st_mode):  # a FIFO or a device would block or never end
+        raise BadInputError(f"{path}: not a regular file (a pipe or a device); save the export to a file first")
+    if info.st_size == 0:
+        raise NotAnExportError(f"{path}: the file is empty")
+    return info
+
+
 JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
 
 
@@ -116,16 +133,7 @@ class ExportDatabase:
 
     def _check_file(self) -> None:
         path = self.path
-        try:
-            info = path.stat()
-        except FileNotFoundError:
-            raise BadInputError(f"{path}: no such file") from None
-        except OSError as exc:
-            raise BadInputError(f"{path}: cannot be read ({exc.strerror})") from None
-        if stat.S_ISDIR(info.st_mode):
-            raise BadInputError(f"{path}: is a directory, not an export file")
-        if not stat.S_ISREG(info.st_mode):  # a FIFO or a device would block or never end
-            raise BadInputError(f"{path}: not a regular file (a pipe or a device); save the export to a file first")
+        info = check_regular_file(path)
         try:
             with open(path, "rb") as handle:
                 header = handle.read(100)

@@ -21,7 +21,8 @@ from graphscope.core.table import Deferred, Table
 from graphscope.core.units import format_ns
 from graphscope.trace import entities, metadata, schema
 from graphscope.trace.bulk import import_in_background, read_tables
-from graphscope.trace.database import ColumnSpec, ExportDatabase, as_int, quoted
+from graphscope.trace.database import ColumnSpec, ExportDatabase, as_int, check_regular_file, quoted
+from graphscope.trace.kineto_json import is_kineto
 from graphscope.trace.model import Trace
 from graphscope.trace.window import Window, memory_budget_events, plan_window, rowid_ranges
 
@@ -63,6 +64,11 @@ def load_trace(
 
         path = export_to_sqlite(path, progress, cancel)
     progress(0.0, f"opening {path.name}")
+    check_regular_file(path)
+    if is_kineto(path):  # a PyTorch-profiler trace: JSON (or gzip), not SQLite
+        from graphscope.trace.kineto import load_kineto
+
+        return load_kineto(path)
     import_in_background()
     with ExportDatabase(path) as db:
         return _load(db, progress, cancel, columns, window)
@@ -83,6 +89,9 @@ def load_for_view(
         from graphscope.trace.nsysrep import export_to_sqlite
 
         path = export_to_sqlite(path, progress, cancel)
+    check_regular_file(path)
+    if is_kineto(path):  # held whole: a trace-event file has no windows to read
+        return load_trace(path, progress, cancel), None
     with ExportDatabase(path) as db:
         window = plan_window(db, max_events or memory_budget_events(), window_start)
     return load_trace(path, progress, cancel, window=window), window

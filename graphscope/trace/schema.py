@@ -184,12 +184,20 @@ _GRAPH_BUILD_PREFIXES = (
 _MEMORY_PREFIXES = ("cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister", "cuMemAlloc", "cuMemFree")
 
 
+_HIP_LAUNCHES = ("hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel")
+
+
 def classify_api(name: str) -> ApiKind:
-    """Classify one API name (with or without its `_vNNNN` suffix).
+    """Classify one API name (with or without its `_vNNNN` suffix); HIP's names (PyTorch-profiler traces
+    from ROCm) as their CUDA twins.
 
     Kernel launches follow the counting rule of docs/counting.md exactly: names starting with
-    `cudaLaunchKernel` or `cuLaunchKernel` (which covers the Ex variants).
+    `cudaLaunchKernel` or `cuLaunchKernel` (which covers the Ex variants), and HIP's launch calls.
     """
+    if name.startswith("hip"):
+        if name.startswith(_HIP_LAUNCHES):
+            return ApiKind.KERNEL_LAUNCH
+        name = "cuda" + name[3:]  # hipGraphLaunch, hipMemcpyAsync, hipStreamSynchronize, ...
     if name.startswith(("cudaLaunchKernel", "cuLaunchKernel")):
         return ApiKind.KERNEL_LAUNCH
     if name.startswith(("cudaGraphLaunch", "cuGraphLaunch")):

@@ -1,0 +1,396 @@
+"""PyTorch-profiler (Kineto) traces as the same columnar tables an Nsight Systems export gives.
+
+- CPU: `cuda_runtime` and `cuda_driver` events (HIP names too) are API rows; `cpu_op`,
+  `user_annotation` and `python_function` ranges are NVTX-like ranges of their thread (so
+  `ProfilerStep#N` ranges are steps: `nvtx:'ProfilerStep#*'`).
+- GPU: `kernel`, `gpu_memcpy` and `gpu_memset` events on their device and stream, with grid, block,
+  registers, shared memory, bytes and copy direction where the trace has them.
+- Graphs: a graph launch (`cudaGraphLaunch`, `hipGraphLaunch`) and the work it replayed share the launch's
+  correlation id. That work gets graph-node ids (`core.events.node_id`): the graph is the launch's
+  sequence of kernel names (identical sequences are one graph), the node its position in start order,
+  so graph brackets, node statistics and trace DAGs work as for a node-mode Nsight export.
+Times become integer nanoseconds (the trace writes microseconds).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from graphscope.core.errors import NotAnExportError
+from graphscope.core.events import ApiKind, node_id
+from graphscope.core.symbols import SymbolTable, kernel_short_name
+from graphscope.core.table import Table
+from graphscope.trace import kineto_json
+from graphscope.trace.kineto_json import Event
+from graphscope.trace.model import ExportInfo, GpuInfo, Trace
+from graphscope.trace.schema import NvtxType, classify_api
+
+API_CATEGORIES = {"cuda_runtime", "cuda_driver"}
+RANGE_CATEGORIES = {"cpu_op", "user_annotation", "python_function"}
+_COPY = re.compile(r"Memcpy (\w+)")
+_COPY_KINDS = {"HtoD": 1, "DtoH": 2, "DtoD": 8, "HtoH": 9, "PtoP": 10}
+_GPU = ("start", "end", "device", "stream", "context", "correlation")
+
+
+class _Columns:
+    """Events of one batch at a time, as lists of plain values per table (the batch's objects go after)."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.rows: dict[str, list[tuple]] = {k: [] for k in ("api", "kernels", "memcpy", "memset", "nvtx")}
+        self.names: dict[str, int] = {}
+        self.skipped = 0
+
+    def name(self, text: str) -> int:
+        found = self.names.get(text)
+        if found is None:
+            found = self.names[text] = len(self.names)
+        return found
+
+    def add(self, batch: list[Event]) -> None:
+        rows, name = self.rows, self.name
+        for e in batch:
+            cat = e.cat
+            try:
+                if e.ph == "X":
+                    start = _ns(e.ts)
+                    end = start + max(_ns(e.dur), 0)
+                    if cat in API_CATEGORIES:
+                        rows["api"].append((start, end, name(e.name), _int(e.args and e.args.correlation), *_cpu(e)))
+                    elif cat == "kernel":
+                        a = e.args
+                        rows["kernels"].append(
+                            (
+                                *_gpu(start, end, a),
+                                name(e.name),
+                                *_dim(a and a.grid),
+                                *_dim(a and a.block),
+                                _int(a and a.registers, 0),
+                                _int(a and a.shared, 0),
+                            )
+                        )
+                    elif cat == "gpu_memcpy":
+                        kind = _COPY.match(e.name)
+                        copy = _COPY_KINDS.get(kind.group(1), 0) if kind else 0
+                        rows["memcpy"].append((*_gpu(start, end, e.args), _int(e.args and e.args.bytes, 0), copy))
+                    elif cat == "gpu_memset":
+                        rows["memset"].append((*_gpu(start, end, e.args), _int(e.args and e.args.bytes, 0)))
+                    elif cat in RANGE_CATEGORIES:
+                        rows["nvtx"].append((start, end, name(e.name), *_cpu(e)))
+            except (TypeError, ValueError, OverflowError):
+                self.skipped += 1
+
+
+def _ns(microseconds: object) -> int:
+    """Microseconds as integer nanoseconds: exactly for the integers older traces write (a float of
+    1.66e18 ns would be 256 ns coarse), rounded for the fractions newer ones write."""
+    if isinstance(microseconds, int) and not isinstance(microseconds, bool):
+        value = microseconds * 1000
+    else:
+        value = round(float(microseconds) * 1000)  # type: ignore[arg-type]
+    if not -(1 << 62) < value < (1 << 62):  # beyond what int64 nanoseconds (and their sums) hold
+        raise OverflowError
+    return value
+
+
+def _int(value: object, default: int = -1) -> int:
+    if value is None or isinstance(value, bool):
+        return default
+    number = int(float(value)) if isinstance(value, str | float) else int(value)  # type: ignore[arg-type]
+    return number if -(1 << 62) < number < (1 << 62) else default
+
+
+def _cpu(e: Event) -> tuple[int, int]:
+    return _int(e.pid, 0), _int(e.tid, 0)
+
+
+def _gpu(start: int, end: int, a) -> tuple[int, ...]:
+    return (
+        start,
+        end,
+        _int(a and a.device, 0),
+        _int(a and a.stream, 0),
+        _int(a and a.context, 0),
+        _int(a and a.correlation),
+    )
+
+
+def _dim(value: object) -> tuple[int, int, int]:
+    if not isinstance(value, list) or not value:
+        return 0, 0, 0
+    parts = [_int(v, 1) for v in value[:3]] + [1, 1]
+    return parts[0], parts[1], parts[2]
+
+
+def load_kineto(path: Path) -> Trace:
+    """Read a PyTorch-profiler trace (.json, .json.gz, .pt.trace.json.gz)."""
+    columns = _Columns()
+    header = kineto_json.decode(path, columns)
+    if not any(columns.rows.values()):
+        raise NotAnExportError(
+            f"{path}: trace-event JSON, but not a PyTorch-profiler trace (no CUDA runtime, kernel, copy or "
+            "operator events)"
+        )
+    symbols = SymbolTable(list(columns.names))
+    warnings: list[str] = []
+    if columns.skipped:
+        warnings.append(f"{columns.skipped:,} events with values that are not numbers were left out")
+    api = _table(columns.rows["api"], ("start", "end", "name", "correlation", "pid", "tid"))
+    nvtx = _table(columns.rows["nvtx"], ("start", "end", "text", "pid", "tid"))
+    pids = np.unique(np.concatenate([api.pid, nvtx.pid])) if len(api) + len(nvtx) else np.array([0])
+    processes = Table(
+        {
+            "key": pids.astype(np.int64),
+            "pid": pids.astype(np.int64),
+            "name": np.array([symbols.intern(f"pid {p}") for p in pids.tolist()], dtype=np.int32),
+        }
+    )
+    threads, thread_of = _threads(symbols, processes, api, nvtx)
+    tables = {
+        "api": _api(api, processes, thread_of),
+        "nvtx": _nvtx(nvtx, processes, thread_of),
+    }
+    calls = (tables["api"].process, api.correlation)
+    kernels = _table(columns.rows["kernels"], (*_GPU, "name", "gx", "gy", "gz", "bx", "by", "bz", "regs", "smem"))
+    tables["kernels"] = _kernels(kernels, symbols, calls)
+    tables["memcpy"] = _copies(_table(columns.rows["memcpy"], (*_GPU, "bytes", "copy_kind")), calls, memset=False)
+    tables["memset"] = _copies(_table(columns.rows["memset"], (*_GPU, "bytes")), calls, memset=True)
+    graph_calls = _graph_nodes(tables, symbols, api)
+    info = ExportInfo(
+        path=path,
+        size_bytes=path.stat().st_size,
+        schema_version=None if header.schemaVersion is None else str(header.schemaVersion),
+        platform="PyTorch profiler (Kineto)" + (" on ROCm" if _is_hip(symbols) else ""),
+        layout="kineto",
+        capture={k: str(v) for k, v in (header.distributedInfo or {}).items()},
+        tables=sorted(k for k, rows in columns.rows.items() if rows),
+        warnings=warnings,
+    )
+    empty_gpu = _empty_gpu()
+    trace = Trace(
+        info=info,
+        symbols=symbols,
+        processes=processes,
+        threads=threads,
+        api=tables["api"],
+        kernels=tables["kernels"],
+        memcpy=tables["memcpy"],
+        memset=tables["memset"],
+        sync=Table.empty({**empty_gpu, "sync_type": np.int16}),
+        graph_launches=Table.empty({**empty_gpu, "graph_id": np.int64, "graph_exec_id": np.int64}),
+        nvtx=tables["nvtx"],
+        graph_nodes=Table.empty(
+            {c: np.int64 for c in ("start", "end", "node", "original_node")}
+            | {"event_class": np.int16, "thread": np.int32, "process": np.int32, "name": np.int32}
+        ),
+        graph_events=Table.empty({"start": np.int64, "end": np.int64, "thread": np.int32, "process": np.int32}),
+        streams=Table.empty(
+            {"pid": np.int64, "context": np.int32, "stream": np.int32, "priority": np.int32, "flag": np.int16}
+        ),
+        gpus=_gpus(header.deviceProperties),
+    )
+    _describe(trace, graph_calls)
+    return trace
+
+
+def _table(rows: list[tuple], names: tuple[str, ...]) -> Table:
+    """Rows as int64 columns, sorted by start (the first column)."""
+    if not rows:
+        return Table({n: np.empty(0, np.int64) for n in names})
+    matrix = np.array(rows, dtype=np.int64)
+    matrix = matrix[np.argsort(matrix[:, 0], kind="stable")]
+    return Table({n: np.ascontiguousarray(matrix[:, i]) for i, n in enumerate(names)})
+
+
+def _threads(symbols: SymbolTable, processes: Table, *tables: Table) -> tuple[Table, dict]:
+    pairs = sorted({(p, t) for table in tables for p, t in zip(table.pid.tolist(), table.tid.tolist())})
+    pairs = pairs or [(int(processes.pid[0]), 0)]
+    process = np.searchsorted(processes.pid, [p for p, _ in pairs]).astype(np.int32)
+    threads = Table(
+        {
+            "global_tid": np.array([(p << 24) | (t & 0xFFFFFF) for p, t in pairs], dtype=np.int64),
+            "tid": np.array([t for _, t in pairs], dtype=np.int64),
+            "process": process,
+            "name": np.array([symbols.intern(f"thread {t}") for _, t in pairs], dtype=np.int32),
+        }
+    )
+    return threads, {pair: i for i, pair in enumerate(pairs)}
+
+
+def _cpu_columns(table: Table, processes: Table, thread_of: dict) -> dict[str, np.ndarray]:
+    thread = np.array([thread_of[pair] for pair in zip(table.pid.tolist(), table.tid.tolist())], dtype=np.int32)
+    return {"thread": thread, "process": np.searchsorted(processes.pid, table.pid).astype(np.int32)}
+
+
+def _api(api: Table, processes: Table, thread_of: dict) -> Table:
+    return Table(
+        {
+            "start": api.start,
+            "end": api.end,
+            "event_class": np.zeros(len(api), np.int16),
+            "correlation": api.correlation,
+            "name": api.name.astype(np.int32),
+            "return_value": np.zeros(len(api), np.int64),
+            **_cpu_columns(api, processes, thread_of),
+        }
+    )
+
+
+def _nvtx(nvtx: Table, processes: Table, thread_of: dict) -> Table:
+    return Table(
+        {
+            "start": nvtx.start,
+            "end": nvtx.end,
+            "event_type": np.full(len(nvtx), NvtxType.PUSH_POP, np.int16),
+            "text": nvtx.text.astype(np.int32),
+            "domain": np.zeros(len(nvtx), np.int64),
+            "color": np.full(len(nvtx), -1, np.int64),
+            **_cpu_columns(nvtx, processes, thread_of),
+        }
+    )
+
+
+def _launching_process(correlation: np.ndarray, calls: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """GPU rows carry the device as their pid: their process is that of the call with their correlation id."""
+    process, call_correlation = calls
+    if not len(call_correlation):
+        return np.zeros(len(correlation), np.int32)
+    order = np.argsort(call_correlation, kind="stable")
+    at = np.minimum(np.searchsorted(call_correlation[order], correlation), len(order) - 1)
+    found = call_correlation[order][at] == correlation
+    return np.where(found, process[order][at], 0).astype(np.int32)
+
+
+def _gpu_columns(table: Table, calls: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
+    return {
+        "start": table.start,
+        "end": table.end,
+        "device": table.device.astype(np.int32),
+        "stream": table.stream.astype(np.int32),
+        "context": table.context.astype(np.int32),
+        "correlation": table.correlation,
+        "process": _launching_process(table.correlation, calls),
+        "graph_node": np.full(len(table), -1, np.int64),
+    }
+
+
+def _kernels(k: Table, symbols: SymbolTable, calls: tuple[np.ndarray, np.ndarray]) -> Table:
+    short = {}
+    for full in np.unique(k.name).tolist():
+        short[full] = symbols.intern(kernel_short_name(symbols.name(full)))
+    short_name = np.array([short[n] for n in k.name.tolist()], dtype=np.int32) if len(k) else np.empty(0, np.int32)
+    return Table(
+        {
+            **_gpu_columns(k, calls),
+            "short_name": short_name,
+            "name": k.name.astype(np.int32),
+            "mangled": np.full(len(k), -1, np.int32),
+            **{f"grid_{a}": k[f"g{a}"].astype(np.int32) for a in "xyz"},
+            **{f"block_{a}": k[f"b{a}"].astype(np.int32) for a in "xyz"},
+            "registers": k.regs.astype(np.int32),
+            "static_smem": k.smem.astype(np.int32),
+            "dynamic_smem": np.zeros(len(k), np.int32),
+        }
+    )
+
+
+def _copies(table: Table, calls: tuple[np.ndarray, np.ndarray], memset: bool) -> Table:
+    columns = {**_gpu_columns(table, calls), "bytes": table.bytes}
+    if memset:
+        columns |= {"value": np.zeros(len(table), np.int64), "mem_kind": np.full(len(table), -1, np.int16)}
+    else:
+        minus = np.full(len(table), -1, np.int16)
+        columns |= {"copy_kind": table.copy_kind.astype(np.int16), "src_kind": minus, "dst_kind": minus.copy()}
+    return Table(columns)
+
+
+def _graph_nodes(tables: dict[str, Table], symbols: SymbolTable, api: Table) -> dict[str, int]:
+    """Give the work of every graph launch graph-node ids; returns launch counts (with and without work)."""
+    kinds = np.array([classify_api(symbols.name(int(n))) for n in api.name.tolist()], dtype=np.int8)
+    launches = api.correlation[kinds == ApiKind.GRAPH_LAUNCH]
+    counts = {"graph_launches": len(launches), "empty": 0}
+    if not len(launches):
+        return counts
+    work = [(key, tables[key]) for key in ("kernels", "memcpy", "memset")]
+    members = {int(c): [] for c in launches.tolist()}
+    for key, table in work:
+        for row in np.flatnonzero(np.isin(table.correlation, launches)).tolist():
+            members[int(table.correlation[row])].append((int(table.start[row]), key, row))
+    graphs: dict[tuple, int] = {}
+    for found in members.values():
+        if not found:
+            counts["empty"] += 1
+            continue
+        found.sort()
+        signature = tuple((key, int(tables[key].name[row])) if key == "kernels" else (key, 0) for _, key, row in found)
+        graph = graphs.setdefault(signature, len(graphs) + 1)
+        for index, (_, key, row) in enumerate(found):
+            tables[key].graph_node[row] = node_id(graph, index)
+    return counts
+
+
+def _empty_gpu() -> dict[str, type]:
+    return {
+        "start": np.int64,
+        "end": np.int64,
+        "device": np.int32,
+        "stream": np.int32,
+        "context": np.int32,
+        "correlation": np.int64,
+        "process": np.int32,
+    }
+
+
+def _gpus(properties: list[dict]) -> list[GpuInfo]:
+    gpus = []
+    for p in properties:
+        if not isinstance(p, dict) or not isinstance(p.get("id"), int):
+            continue
+        major, minor = p.get("computeMajor"), p.get("computeMinor")
+        gpus.append(
+            GpuInfo(
+                device=p["id"],
+                name=str(p.get("name") or f"GPU {p['id']}"),
+                sm_count=p.get("numSms"),
+                compute_capability=f"{major}.{minor}" if major is not None else None,
+                max_threads_per_block=p.get("maxThreadsPerBlock"),
+                max_registers_per_block=p.get("regsPerBlock"),
+                max_registers_per_sm=p.get("regsPerMultiprocessor"),
+                max_shared_per_block=p.get("sharedMemPerBlock"),
+                warp_size=p.get("warpSize"),
+            )
+        )
+    return gpus
+
+
+def _is_hip(symbols: SymbolTable) -> bool:
+    return symbols.lookup("hipLaunchKernel") is not None or symbols.lookup("hipExtModuleLaunchKernel") is not None
+
+
+def _describe(trace: Trace, graph_calls: dict[str, int]) -> None:
+    info = trace.info
+    info.holds = {
+        "cuda_api_calls": len(trace.api),
+        "kernels": len(trace.kernels),
+        "memcpy": len(trace.memcpy),
+        "memset": len(trace.memset),
+        "ranges": len(trace.nvtx),
+        "graph_launches": graph_calls["graph_launches"],
+        "threads": len(trace.threads),
+        "gpus": len(trace.gpus),
+    }
+    if graph_calls["empty"]:
+        info.warnings.append(
+            f"{graph_calls['empty']:,} of {graph_calls['graph_launches']:,} graph launches recorded no GPU work: "
+            "the profiler did not trace inside those graphs, so their replay time is missing"
+        )
+    if not len(trace.kernels):
+        info.lacks.append("no kernels: the profiler recorded no CUDA activity (ProfilerActivity.CUDA off?)")
+    if not len(trace.api):
+        info.lacks.append("no CUDA runtime calls: launch overhead cannot be measured")
+    info.lacks.append("no graph-node ids or capture events: graphs are told apart by the kernels they replay")
