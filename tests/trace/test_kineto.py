@@ -25,7 +25,8 @@ TRACES = sorted(KINETO.glob("*.json.gz"))
 
 def plain(path: Path) -> dict:
     """The same counts by the standard json module and a plain loop: the second way of getting them."""
-    events = json.load(gzip.open(path))["traceEvents"]
+    with gzip.open(path) as stream:
+        events = json.load(stream)["traceEvents"]
     kinds = {"kernel": 0, "gpu_memcpy": 0, "gpu_memset": 0, "api": 0}
     busy, launches = [], set()
     for e in events:
