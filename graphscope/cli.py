@@ -137,6 +137,28 @@ def _add_tune(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_cmd_tune)
 
 
+def _add_plan(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "plan",
+        help="which batch sizes to capture as graphs: measure each size, then the best set within budgets",
+        description="TARGET is a workload (measured on the GPU) or plan:ID (its stored measurements, re-planned).",
+    )
+    p.add_argument("target", help="a workload .py, or plan:ID to re-plan stored measurements")
+    p.add_argument("--sizes", help="batch sizes: 1,2,4,8 or 1-256 or 8-512/8 (default: the workload's SIZES)")
+    p.add_argument(
+        "--traffic", type=Path, metavar="FILE", help="request sizes: a CSV, a size,count histogram, or a trace"
+    )
+    p.add_argument("--memory", metavar="SIZE", help="graph memory budget (2GiB, 500MB)")
+    p.add_argument("--startup", metavar="TIME", help="capture time budget at start-up (10s, 800ms)")
+    p.add_argument("--compare-list", metavar="SIZES", help="a list to set beside the plan (default: an engine-like 67)")
+    p.add_argument("--reps", type=int, default=20, metavar="N", help="repetitions per size and mode (default 20)")
+    p.add_argument("--no-order-check", action="store_true", help="skip the smallest-first capture")
+    p.add_argument("--timeout", type=_seconds, default=900.0, metavar="S")
+    p.add_argument("--session", type=Path, metavar="DB", help="session database (default: your data folder)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_cmd_plan)
+
+
 def _add_report(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
@@ -337,6 +359,42 @@ def _trace_dags(path: Path) -> list:
     return dags
 
 
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from graphscope.core.errors import BadInputError
+    from graphscope.plan.budgets import parse_bytes, parse_startup
+    from graphscope.plan.runner import make_plan, measure, record
+    from graphscope.plan.sizes_text import DEFAULT_LIKE, parse_sizes
+    from graphscope.plan.traffic import read_traffic
+    from graphscope.report.plan_text import render_plan
+    from graphscope.store.recorder import Recorder
+
+    memory = parse_bytes(args.memory) if args.memory else None
+    startup = parse_startup(args.startup) if args.startup else None
+    sizes = parse_sizes(args.sizes) if args.sizes else None
+    compare = DEFAULT_LIKE if args.compare_list in (None, "default") else parse_sizes(args.compare_list)
+    traffic = read_traffic(args.traffic) if args.traffic else None
+    recorder = Recorder(args.session)
+    if args.target.startswith("plan:"):
+        from graphscope.report.sources import StoredPlan
+
+        measured = StoredPlan.parse(args.target).load(args.session)
+    else:
+        workload = Path(args.target)
+        if not workload.is_file():
+            raise BadInputError(f"{workload}: no such workload file")
+        if args.reps < 3:
+            raise BadInputError("--reps needs at least 3 repetitions per size")
+        progress = _progress_printer(not args.json and sys.stderr.isatty())
+        checks = {"timeout": args.timeout, "order_check": not args.no_order_check, "progress": progress}
+        measured = measure(workload, sizes, args.reps, **checks)
+    if traffic is None:
+        largest = max(m["size"] for m in measured["measurements"]["sizes"])
+        traffic = dict.fromkeys(range(1, largest + 1), 1.0)  # every size up to the largest, equally often
+    data = record(recorder, make_plan(measured, traffic, memory, startup, compare))
+    print(json.dumps(data, indent=2) if args.json else render_plan(data) + f"\n  stored as plan {data['plan_id']}")
+    return 0
+
+
 def _cmd_tune(args: argparse.Namespace) -> int:
     from graphscope.core.errors import BadInputError
     from graphscope.core.launch_config import LaunchConfig, parse_block
@@ -443,6 +501,7 @@ _COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_run,
     _add_dag,
     _add_tune,
+    _add_plan,
     _add_report,
     _add_export,
 ]

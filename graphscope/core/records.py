@@ -27,3 +27,6 @@ class Recorder(Protocol):
 
     def tuning_finished(self, tuning_id: int, tuning: dict[str, Any], status: str = "done") -> None:
         """Close a tuning session ('done', 'cancelled' or 'failed') with its trials and conclusion."""
+
+    def plan(self, plan: dict[str, Any]) -> int:
+        """Store a capture-size plan with its measurements; returns its id."""

@@ -28,8 +28,13 @@ def report_from_sources(
     charts: bool = True,
 ) -> Report:
     """The report `graphscope report ITEMS` describes (report.sources parses them)."""
-    from graphscope.report.sources import sides_for
+    from graphscope.report.sources import StoredPlan, parse_source, sides_for
 
+    if len(items) == 1 and items[0].startswith(StoredPlan.prefix):
+        from graphscope.report.plan_report import plan_report
+
+        report, plan_charts = plan_report(parse_source(items[0]).load(session))
+        return report, plan_charts if charts else {}
     found = sides_for(items, scope_a, scope_b, session)
     if isinstance(found, dict):  # a tuning session: its own report, no trace charts
         return found, {}

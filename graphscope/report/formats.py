@@ -149,6 +149,10 @@ def to_markdown(report: dict[str, Any]) -> str:
         columns = [c for c in columns if b or c != "status"]
         lines += ["", "| " + " | ".join(_md(c) for c in columns) + " |", "|" + "---|" * len(columns)]
         lines += ["| " + " | ".join(_md(row[c]) for c in columns) + " |" for row in kernels]
+    for table in report.get("tables", []):
+        lines += ["", f"### {_md(table['title'])}", ""]
+        lines += ["| " + " | ".join(_md(c) for c in table["columns"]) + " |", "|" + "---|" * len(table["columns"])]
+        lines += ["| " + " | ".join(_md(v) for v in row) + " |" for row in table["rows"]]
     if report["notes"]:
         lines += ["", *[f"- {_md(n)}" for n in report["notes"]]]
     return "\n".join(lines) + "\n"
@@ -174,9 +178,15 @@ def _cell(value: object) -> object:
 
 
 def to_csv(report: dict[str, Any]) -> str:
-    """The per-kernel table as CSV (raw numbers in nanoseconds)."""
+    """The per-kernel table as CSV (raw numbers in nanoseconds); a report of its own tables (a plan, a
+    tuning session) writes its first table instead."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
+    if report.get("tables") and not report["kernels"]:
+        table = report["tables"][0]
+        writer.writerow(_cell(c) for c in table["columns"])
+        writer.writerows([_cell(v) for v in row] for row in table.get("raw", table["rows"]))
+        return buffer.getvalue()
     writer.writerow(
         [
             "status",
@@ -284,6 +294,13 @@ def to_html(report: dict[str, Any], charts: dict[str, str]) -> str:
                 title = f" title='{e(k['full_name'])}'" if c == "kernel" else ""
                 cells.append(f"<td{style}{title}>{e(row[c])}</td>")
             parts.append("<tr>" + "".join(cells) + "</tr>")
+        parts.append("</table>")
+    for table in report.get("tables", []):
+        parts.append(f"<h2>{e(table['title'])}</h2>")
+        if charts.get(table.get("chart", "")):
+            parts.append(f"<div>{charts[table['chart']]}</div>")
+        parts.append("<table><tr>" + "".join(f"<th>{e(str(c))}</th>" for c in table["columns"]) + "</tr>")
+        parts += ["<tr>" + "".join(f"<td>{e(str(v))}</td>" for v in row) + "</tr>" for row in table["rows"]]
         parts.append("</table>")
     if report["notes"]:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li class='note'>{e(n)}</li>" for n in report["notes"]) + "</ul>")

@@ -138,9 +138,29 @@ class TuneSource(StoredNumber):
     prefix: ClassVar[str] = "tune:"
 
 
+@dataclass(frozen=True)
+class StoredPlan(StoredNumber):
+    """`plan:ID`: a stored capture-size plan (its measurements too)."""
+
+    prefix: ClassVar[str] = "plan:"
+
+    def load(self, session: Path | None) -> dict[str, Any]:
+        store = _open_store(session)
+        try:
+            plan = store.plan(self.number)
+        finally:
+            store.close()
+        if plan is None:
+            raise BadInputError(f"{self.text}: no such plan in {store.path}")
+        return plan
+
+
 SCOPES = (NvtxSource, RangeSource)
-REGISTRY: dict[str, type[Source]] = {cls.prefix: cls for cls in (*SCOPES, RunSource, TuneSource)}
-USAGE = "report takes FILE [SCOPE [SCOPE]], A B, run:ID [run:ID] or tune:ID (a SCOPE is nvtx:NAME or range:START:END)"
+REGISTRY: dict[str, type[Source]] = {cls.prefix: cls for cls in (*SCOPES, RunSource, TuneSource, StoredPlan)}
+USAGE = (
+    "report takes FILE [SCOPE [SCOPE]], A B, run:ID [run:ID], tune:ID or plan:ID "
+    "(a SCOPE is nvtx:NAME or range:START:END)"
+)
 
 
 def parse_source(text: str) -> Source:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.core.units import format_ns
+from graphscope.core.units import format_bytes, format_ns
 from graphscope.graph.model import Dag
 
 A_COLOUR, B_COLOUR = "#4285f4", "#f4a000"
@@ -168,4 +168,32 @@ def dag(graph: Dag | None, title: str) -> str:
         body.append(_text(x + 6, y + 31, f"{share:.0%} of time{each}", extra="font-size='9'"))
         if i % per_row:
             body.append(f"<line x1='{x - 20}' x2='{x}' y1='{y + box_h / 2}' y2='{y + box_h / 2}' stroke='#aaa'/>")
+    return _svg(width, height, body, title)
+
+
+def frontier(points: list[dict[str, Any]], chosen: list[int], title: str) -> str:
+    """Expected step time (y) against graph memory (x) along the Pareto frontier; the chosen set ringed."""
+    if not points:
+        return ""
+    width, height, left, bottom = 640, 260, 70, 40
+    xs = [p["memory_bytes"] for p in points]
+    ys = [p["expected_ns"] for p in points]
+    x_max, y_max = max(max(xs), 1), max(max(ys), 1)
+
+    def place(x: float, y: float) -> tuple[float, float]:
+        return left + (width - left - 20) * x / x_max, height - bottom - (height - bottom - 20) * y / y_max
+
+    body = [_text(10, 14, title)]
+    path = " ".join(
+        f"{'M' if i == 0 else 'L'}{place(x, y)[0]:.1f},{place(x, y)[1]:.1f}" for i, (x, y) in enumerate(zip(xs, ys))
+    )
+    body.append(f"<path d='{path}' fill='none' stroke='{A_COLOUR}' stroke-width='1.5'/>")
+    for point in points:
+        x, y = place(point["memory_bytes"], point["expected_ns"])
+        ring = point["sizes"] == chosen
+        body.append(
+            f"<circle cx='{x:.1f}' cy='{y:.1f}' r='{5 if ring else 2.5}' fill='{B_COLOUR if ring else A_COLOUR}'/>"
+        )
+    body.append(_text(left, height - 12, f"graph memory (0 to {format_bytes(x_max)})"))
+    body.append(_text(6, 30, f"up to {format_ns(y_max)}", extra="font-size='9'"))
     return _svg(width, height, body, title)

@@ -43,3 +43,6 @@ class Recorder:
 
     def tuning_finished(self, tuning_id: int, tuning: dict[str, Any], status: str = "done") -> None:
         self._with_store(lambda store: store.finish_tuning(tuning_id, tuning, status))
+
+    def plan(self, plan: dict[str, Any]) -> int:
+        return self._with_store(lambda store: store.record_plan(plan))

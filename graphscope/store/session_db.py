@@ -26,7 +26,7 @@ from sqlite_utils import Database
 from graphscope.core.errors import BadInputError
 from graphscope.core.settings import default_session_db
 
-SCHEMA_VERSION = 2  # 1: the first release (user_version 0); 2: tuning status, trials written as they come
+SCHEMA_VERSION = 3  # 1: the first release (user_version 0); 2: tuning status, trials written as they come; 3: plans
 BUSY_TIMEOUT_MS = 30_000
 REFUSED_BEFORE_START = ("no_gpu", "bad_workload", "missing_library")
 """Failures that mean the workload never ran (no GPU, not a workload): not stored as runs."""
@@ -93,6 +93,10 @@ SCHEMA: dict[str, tuple[dict[str, type], dict[str, Any]]] = {
             "best": str,
             "summary": str,
         },
+        {"pk": "id", "foreign_keys": [("workload_id", "workloads")]},
+    ),
+    "plans": (
+        {"id": int, "workload_id": int, "started": float, "finished": float, "verdict": str, "data": str},
         {"pk": "id", "foreign_keys": [("workload_id", "workloads")]},
     ),
     "trials": (
@@ -357,6 +361,25 @@ class SessionStore:
             )
             self.finish_tuning(tuning_id, tuning)
         return tuning_id
+
+    @_damaged
+    def record_plan(self, plan: dict[str, Any]) -> int:
+        """Store a capture-size plan (its measurements included) in one transaction; returns its id."""
+        with self._writing():
+            record = {
+                "workload_id": self.workload_id(Path(plan["workload"])),
+                "started": plan["started"],
+                "finished": plan["finished"],
+                "verdict": plan["verdict"],
+                "data": json.dumps(plan),
+            }
+            return int(self.db["plans"].insert(record).last_pk)
+
+    @_damaged
+    def plan(self, plan_id: int) -> dict[str, Any] | None:
+        """A stored plan's JSON form; None if there is no such plan."""
+        found = list(self.db["plans"].rows_where("id = ?", [plan_id]))
+        return {**json.loads(found[0]["data"]), "plan_id": plan_id} if found else None
 
     @_damaged
     def runs(self, workload: Path | None = None) -> list[dict[str, Any]]:

@@ -77,12 +77,25 @@ class Child:
         config = LaunchConfig.from_json(request["config"]) if request.get("config") else None
         path = Path(request["path"]).resolve()
         self.workload_file = str(path)
-        self.live = LiveWorkload(path, config)
+        self.live = LiveWorkload(path, config, request.get("sizes"))
         return {
             "sites": [s.to_json() for s in self.live.eager_sites],
             "outputs": sorted(self.live.reference),
             "environment": environment(),
+            "sizes": self.live.sizes,
         }
+
+    def do_sizes(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One graph per batch size (workload/sizes.py)."""
+        from graphscope.workload.sizes import measure_sizes
+
+        self.capturing = True
+        sizes = [int(s) for s in request.get("sizes") or self.live.sizes]
+        if not sizes:
+            raise ValueError("the workload declares no SIZES and none were given (--sizes 1,2,4,8)")
+        return measure_sizes(
+            self.live, sizes, int(request["reps"]), int(request.get("warmup", 3)), request.get("order", "largest")
+        )
 
     def do_measure(self, request: dict[str, Any]) -> dict[str, Any]:
         self.capturing = request["mode"] == "graph" and (self.live.graph is None or request.get("fresh", False))

@@ -69,6 +69,8 @@ class WorkloadContext:
         self.stream = cupy.cuda.Stream(non_blocking=True)
         config = config or LaunchConfig()
         self.sites: list[Site] = []
+        self.batch: int | None = None  # the batch size being built, for workloads that declare SIZES
+        self.max_batch: int | None = None  # the largest of them: allocate buffers once at this size
         self.recording = False
         self._ordinals: dict[str, int] = {}  # launches per name so far in this step (slow path only)
         self._counted = 0

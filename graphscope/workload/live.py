@@ -33,6 +33,20 @@ def load_module(path: Path) -> Any:
     return module
 
 
+def declared_sizes(module: Any) -> list[int]:
+    """A workload's SIZES (the batch sizes it can be captured at), checked; [] without one."""
+    sizes = getattr(module, "SIZES", None)
+    if sizes is None:
+        return []
+    try:
+        found = sorted({int(s) for s in sizes})
+    except (TypeError, ValueError):
+        raise BadWorkload(f"SIZES must be a list of batch sizes, not {sizes!r}") from None
+    if not found or found[0] < 1:
+        raise BadWorkload(f"SIZES must hold positive batch sizes, not {sizes!r}")
+    return found
+
+
 def compare_outputs(
     reference: dict[str, np.ndarray], current: dict[str, np.ndarray], dtypes: dict[str, str] | None = None
 ) -> dict[str, Any]:
@@ -72,16 +86,23 @@ def compare_outputs(
 class LiveWorkload:
     """Owns the workload's framework adapter, its step, the captured graph and the reference outputs."""
 
-    def __init__(self, path: Path, config: LaunchConfig | None = None) -> None:
+    def __init__(self, path: Path, config: LaunchConfig | None = None, sizes: list[int] | None = None) -> None:
+        """Load the workload; with sizes (or its SIZES), `ctx.batch` is the largest of them (buffers
+        sized for it serve every smaller batch: workload/sizes.py measures the others)."""
         from graphscope.workload.frameworks import FRAMEWORKS, framework_for
 
         self.path = Path(path)
-        module = load_module(self.path)
+        module = self.module = load_module(self.path)
         framework = getattr(module, "FRAMEWORK", "cupy")
         if framework not in FRAMEWORKS:
             raise BadWorkload(f"{path}: FRAMEWORK = {framework!r}; graphscope runs {' or '.join(FRAMEWORKS)} workloads")
         self.fw = framework_for(framework)(config)
         self.ctx = self.fw.ctx
+        self.sizes = sizes or declared_sizes(module)
+        self.ctx.batch = self.ctx.max_batch = max(self.sizes) if self.sizes else None
+        self._reset = getattr(module, "reset", None)
+        if self._reset is not None and not callable(self._reset):
+            raise BadWorkload(f"{path}: reset must be a function reset(ctx), not {type(self._reset).__name__}")
         step = self.fw.setup(module)
         if not callable(step):
             raise BadWorkload(f"{path}: setup(ctx) must return the step function, not {type(step).__name__}")
@@ -90,11 +111,19 @@ class LiveWorkload:
         self.live_graph: Any = None
         self.capture: dict[str, int] = {}
         self.capture_sites: list[Site] = []
+        self.reset_state()
         self.fw.run(step, record=True)  # compiles kernels, records sites, gives the reference outputs
         self.fw.synchronize()
         self.eager_sites = list(self.ctx.sites)
         self.reference = self.fw.snapshot()
         self.dtypes = self.fw.ctx.output_dtypes()
+
+    def reset_state(self) -> None:
+        """The workload's reset(ctx), untimed and finished, where it has one: state a step advances (a KV
+        cache, a counter) back to where the reference began, before the reference and each compared step."""
+        if self._reset is not None:
+            self.fw.call(self._reset)
+            self.fw.synchronize()
 
     def capture_graph(self) -> dict[str, int]:
         """Capture one step, instantiate and upload it."""
@@ -137,6 +166,7 @@ class LiveWorkload:
         if nvtx:
             fw.push(warmup_range(mode))
         for _ in range(warmup):
+            self.reset_state()
             once()
         fw.synchronize()
         if nvtx:
@@ -144,6 +174,7 @@ class LiveWorkload:
         start, end = fw.event(), fw.event()
         gpu, wall, submit = [], [], []
         for rep in range(reps):
+            self.reset_state()  # untimed: before the events and the clock
             if nvtx:
                 fw.push(measured_range(mode, rep))
             fw.record(start)

@@ -72,6 +72,7 @@ class WorkloadSession:
         timeout: float = DEFAULT_TIMEOUT_S,
         cancel: CancelToken | None = None,
         cpu: int | None = None,
+        sizes: list[int] | None = None,
     ) -> None:
         self.path = Path(path).resolve()
         self.timeout = timeout
@@ -91,7 +92,9 @@ class WorkloadSession:
         threading.Thread(target=self._read_stderr, daemon=True).start()
         try:
             self.request("hello", timeout=60)
-            self.info = self.request("load", path=str(self.path), config=config.to_json() if config else None)
+            self.info = self.request(
+                "load", path=str(self.path), config=config.to_json() if config else None, sizes=sizes
+            )
         except BaseException:
             self.close()
             raise

@@ -23,6 +23,16 @@ class CupyFramework:
         with self.stream:
             return module.setup(self.ctx)
 
+    def call(self, function: Any) -> None:
+        """`function(ctx)` on the step's stream, outside any step (a workload's reset)."""
+        with self.stream:
+            function(self.ctx)
+
+    def memory(self) -> dict[str, int]:
+        """Device memory free and the framework pool's bytes (what a captured graph takes shows in both)."""
+        free, _ = self.cupy.cuda.runtime.memGetInfo()
+        return {"free": int(free), "pool": int(self.cupy.get_default_memory_pool().total_bytes())}
+
     def run(self, step: Any, record: bool = False) -> None:
         self.ctx.begin_step(record)
         try:

@@ -20,6 +20,8 @@ class TorchContext:
         self.device = torch.device("cuda")
         self.stream = torch.cuda.Stream()
         self.sites: list = []  # PyTorch's kernels are library kernels: nothing to tune
+        self.batch: int | None = None  # the batch size being built, for workloads that declare SIZES
+        self.max_batch: int | None = None
         self.config: LaunchConfig | None = None
         self._outputs: dict[str, Any] = {}
 
@@ -59,6 +61,16 @@ class TorchFramework:
     def setup(self, module: Any) -> Any:
         with self.torch.cuda.stream(self.stream):
             return module.setup(self.ctx)
+
+    def call(self, function: Any) -> None:
+        """`function(ctx)` on the step's stream, outside any capture (a workload's reset)."""
+        with self.torch.cuda.stream(self.stream):
+            function(self.ctx)
+
+    def memory(self) -> dict[str, int]:
+        """Device memory free and PyTorch's reserved bytes (the graphs' shared pool grows in them)."""
+        free, _ = self.torch.cuda.mem_get_info()
+        return {"free": int(free), "pool": int(self.torch.cuda.memory_reserved())}
 
     def run(self, step: Any, record: bool = False) -> None:
         with self.torch.cuda.stream(self.stream):

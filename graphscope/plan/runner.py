@@ -1,0 +1,162 @@
+"""`graphscope plan`: measure each batch size in a workload child, then choose the sizes to capture.
+
+The measurement runs once per size in one child (largest first, one memory pool), and once more with
+the sizes captured smallest first, only to measure how the order changes the memory taken (the order
+effect). The plan itself is pure (plan/optimizer.py) and can be recomputed from the stored
+measurements with other traffic or budgets.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
+from graphscope.core.records import Recorder
+from graphscope.plan.optimizer import Choice, SizeCost, evaluate, plan
+from graphscope.workload.session import DEFAULT_TIMEOUT_S, WorkloadSession
+
+FORMAT = "graphscope-plan/1"
+
+
+def measure(
+    workload: Path,
+    sizes: list[int] | None,
+    reps: int = 20,
+    warmup: int = 3,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    order_check: bool = True,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> dict[str, Any]:
+    """Per-size measurements (workload/sizes.py) and, with `order_check`, the smallest-first memory."""
+    started = time.time()
+    progress(0.05, f"loading {Path(workload).name} in a child process")
+    with WorkloadSession(Path(workload), None, timeout, cancel, sizes=sizes) as session:
+        chosen = sizes or session.info.get("sizes") or []
+        progress(0.1, f"measuring {len(chosen)} batch sizes, largest first")
+        largest = session.request("sizes", sizes=chosen, reps=reps, warmup=warmup, order="largest")
+        environment = session.info["environment"]
+    smallest = None
+    if order_check and len(chosen) > 1:
+        progress(0.8, "capturing them again smallest first (the order effect on memory)")
+        with WorkloadSession(Path(workload), None, timeout, cancel, sizes=sizes) as session:
+            smallest = session.request("sizes", sizes=chosen, reps=2, warmup=1, order="smallest")
+    progress(1.0, "measured")
+    return {
+        "format": FORMAT,
+        "workload": str(Path(workload).resolve()),
+        "started": started,
+        "finished": time.time(),
+        "reps": reps,
+        "environment": environment,
+        "measurements": largest,
+        "order_effect": _order_effect(largest, smallest),
+    }
+
+
+def _order_effect(largest: dict[str, Any], smallest: dict[str, Any] | None) -> dict[str, Any] | None:
+    if smallest is None:
+        return None
+    return {
+        "largest_first_bytes": largest["total_memory_bytes"],
+        "smallest_first_bytes": smallest["total_memory_bytes"],
+        "largest_first_pool_bytes": largest["total_pool_bytes"],
+        "smallest_first_pool_bytes": smallest["total_pool_bytes"],
+    }
+
+
+def costs_of(measured: dict[str, Any]) -> list[SizeCost]:
+    """Per-size costs from stored measurements: medians of the eager step and the replay."""
+    from statistics import median
+
+    return [
+        SizeCost(
+            m["size"],
+            float(median(m["eager_ns"])),
+            float(median(m["graph_ns"])),
+            int(m["memory_bytes"]),
+            float(m["capture_ns"] + m["instantiate_ns"] + m["upload_ns"]),
+        )
+        for m in measured["measurements"]["sizes"]
+        if m["outputs"].get("match") is not False  # a size whose graph computes something else is no option
+    ]
+
+
+def make_plan(
+    measured: dict[str, Any],
+    traffic: dict[int, float],
+    memory_budget: int | None = None,
+    startup_budget_ns: float | None = None,
+    compare: list[int] | None = None,
+) -> dict[str, Any]:
+    """The plan's JSON form: the best set, both frontiers, the per-size table, and a named list beside."""
+    costs = costs_of(measured)
+    result = plan(costs, traffic, memory_budget, startup_budget_ns)
+    compared = None
+    if compare:
+        measured_sizes = {c.size for c in costs}
+        usable = [s for s in compare if s in measured_sizes]
+        compared = {"asked": compare, "measured": usable, **evaluate(costs, traffic, usable).to_json()}
+    return {
+        **measured,
+        "traffic": {str(k): v for k, v in sorted(traffic.items())},
+        "budgets": {"memory_bytes": memory_budget, "startup_ns": startup_budget_ns},
+        "per_size": [
+            {**_cost_json(c), "pays": c.pays, "saving": 1 - c.graph_ns / c.eager_ns if c.eager_ns else 0.0}
+            for c in result.costs
+        ],
+        "best": result.best.to_json() if result.best else None,
+        "all_eager": result.all_eager.to_json(),
+        "memory_frontier": [c.to_json() for c in result.memory_frontier],
+        "startup_frontier": [c.to_json() for c in result.startup_frontier],
+        "compared": compared,
+        "stops_paying_above": _stops_paying(result.costs),
+        "verdict": verdict(result.best, result.all_eager, compared),
+    }
+
+
+def _cost_json(c: SizeCost) -> dict[str, Any]:
+    return {
+        "size": c.size,
+        "eager_ns": c.eager_ns,
+        "graph_ns": c.graph_ns,
+        "memory_bytes": c.memory_bytes,
+        "startup_ns": c.startup_ns,
+    }
+
+
+def _stops_paying(costs: list[SizeCost]) -> int | None:
+    """The smallest size from which on no larger size's graph pays (the 20% rule), if there is one."""
+    paying = [c.size for c in costs if c.pays]
+    if not paying or paying[-1] == costs[-1].size:
+        return None
+    return paying[-1]
+
+
+def verdict(best: Choice | None, all_eager: Choice, compared: dict[str, Any] | None) -> str:
+    """The plan in words, naming the numbers it judged."""
+    from graphscope.core.units import format_bytes, format_ns
+
+    if best is None or not best.sizes:
+        return "capture none: no graph within the budgets lowers the expected step time"
+    gain = all_eager.expected_ns / best.expected_ns if best.expected_ns else 0.0
+    text = (
+        f"capture {len(best.sizes)} sizes ({', '.join(map(str, best.sizes))}): expected step "
+        f"{format_ns(best.expected_ns)} against {format_ns(all_eager.expected_ns)} with none ({gain:.2f}x), "
+        f"{format_bytes(best.memory_bytes)} of graph memory, {format_ns(best.startup_ns)} of capture at start-up, "
+        f"padding waste {best.padding_waste:.1%}, {best.eager_share:.1%} of requests above the largest run eagerly"
+    )
+    if compared:
+        text += (
+            f"; the compared list ({len(compared['measured'])} sizes): {format_ns(compared['expected_ns'])}, "
+            f"{format_bytes(compared['memory_bytes'])}, {format_ns(compared['startup_ns'])} at start-up"
+        )
+    return text
+
+
+def record(recorder: Recorder, data: dict[str, Any]) -> dict[str, Any]:
+    data["plan_id"] = recorder.plan(data)
+    data["session"] = str(recorder.path)
+    return data

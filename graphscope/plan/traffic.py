@@ -1,0 +1,64 @@
+"""Request-size distributions: a CSV of sizes, a histogram, or the NVTX ranges of a trace whose names
+carry the batch size ("decode bs=8", "batch_32")."""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import Counter
+from pathlib import Path
+
+from graphscope.core.errors import BadInputError
+
+_SIZE_IN_NAME = re.compile(r"(?:bs|batch|size)\D{0,3}(\d+)", re.IGNORECASE)
+TRACE_SUFFIXES = (".sqlite", ".nsys-rep", ".json", ".gz")
+
+
+def read_traffic(path: Path) -> dict[int, float]:
+    """size -> weight from a file: a trace (its NVTX range names), a 'size,count' histogram, or one size a
+    line (or a 'size' column)."""
+    if not path.is_file():
+        raise BadInputError(f"--traffic {path}: no such file")
+    if path.name.endswith(TRACE_SUFFIXES):
+        return _from_trace(path)
+    try:
+        rows = list(csv.reader(path.read_text(encoding="utf-8").splitlines()))
+    except UnicodeDecodeError:
+        raise BadInputError(f"--traffic {path}: not a text file of sizes (nor a trace)") from None
+    traffic: Counter[int] = Counter()
+    header = [c.strip().lower() for c in rows[0]] if rows else []
+    column = header.index("size") if "size" in header else 0
+    count = header.index("count") if "count" in header else (1 if rows and len(rows[0]) > 1 else None)
+    for number, row in enumerate(rows[1:] if header and not header[column].isdigit() else rows, 1):
+        if not row or not "".join(row).strip():
+            continue
+        try:
+            size = int(row[column])
+            weight = float(row[count]) if count is not None and count < len(row) else 1.0
+        except (ValueError, IndexError):
+            raise BadInputError(f"--traffic {path}: line {number} is not a size (or size,count): {row}") from None
+        if size < 1 or weight < 0:
+            raise BadInputError(f"--traffic {path}: line {number}: sizes are positive, counts not negative")
+        traffic[size] += weight
+    if not traffic or sum(traffic.values()) <= 0:
+        raise BadInputError(f"--traffic {path}: holds no request sizes")
+    return dict(traffic)
+
+
+def _from_trace(path: Path) -> dict[int, float]:
+    from graphscope.analysis.scope import nvtx_ranges
+    from graphscope.trace import load_trace
+
+    trace = load_trace(path)
+    texts = nvtx_ranges(trace)[0]
+    traffic: Counter[int] = Counter()
+    names = {int(t): trace.symbols.name(int(t)) for t in set(texts.tolist()) if t >= 0}
+    for text in texts.tolist():
+        found = _SIZE_IN_NAME.search(names.get(int(text), ""))
+        if found and int(found.group(1)) > 0:
+            traffic[int(found.group(1))] += 1
+    if not traffic:
+        raise BadInputError(
+            f"--traffic {path}: no NVTX range names a batch size (name them like 'decode bs=8' or 'batch_32')"
+        )
+    return dict(traffic)

@@ -1,0 +1,77 @@
+"""A capture-size plan as a report: the per-size table, the frontier as an SVG chart, the plan and the
+compared list (schema `graphscope-report/1`, with the plan's own JSON under `plan`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from graphscope.core.units import format_bytes, format_ns
+from graphscope.report.compare import FORMAT
+from graphscope.report.svg import frontier
+
+COLUMNS = ("size", "eager step", "graph replay", "saves", "graph memory", "capture", "pays (~20% rule)")
+
+
+def plan_report(plan: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """(report, charts) of a stored plan."""
+    rows = [
+        (
+            str(r["size"]),
+            format_ns(r["eager_ns"]),
+            format_ns(r["graph_ns"]),
+            f"{r['saving']:.0%}",
+            format_bytes(r["memory_bytes"]),
+            format_ns(r["startup_ns"]),
+            "yes" if r["pays"] else "no",
+        )
+        for r in plan["per_size"]
+    ]
+    raw = [
+        (r["size"], r["eager_ns"], r["graph_ns"], r["saving"], r["memory_bytes"], r["startup_ns"], r["pays"])
+        for r in plan["per_size"]
+    ]
+    chosen = [
+        (
+            name,
+            ", ".join(map(str, c["sizes"])) or "none",
+            format_ns(c["expected_ns"]),
+            format_bytes(c["memory_bytes"]),
+            format_ns(c["startup_ns"]),
+            f"{c['padding_waste']:.1%}",
+            f"{c['eager_share']:.1%}",
+        )
+        for name, c in (("plan", plan["best"]), ("compared list", plan.get("compared")), ("none", plan["all_eager"]))
+        if c
+    ]
+    side = {
+        "label": Path(plan["workload"]).name,
+        "kind": "plan",
+        "source": plan["workload"],
+        "scope": f"{len(plan['per_size'])} batch sizes",
+        "steps": plan["reps"],
+        "per_step": {},
+        "verdict": plan["verdict"],
+    }
+    report = {
+        "format": FORMAT,
+        "title": f"capture-size plan {plan.get('plan_id', '')}: {Path(plan['workload']).name}".strip(),
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "a": side,
+        "b": None,
+        "comparison": None,
+        "kernels": [],
+        "tables": [
+            {"title": "Per batch size", "columns": list(COLUMNS), "rows": rows, "raw": raw, "chart": "frontier"},
+            {
+                "title": "Sets of sizes",
+                "columns": ["set", "sizes", "expected step", "memory", "start-up", "padding waste", "eager share"],
+                "rows": chosen,
+            },
+        ],
+        "notes": [],
+        "plan": plan,
+    }
+    best = plan["best"]["sizes"] if plan["best"] else []
+    return report, {"frontier": frontier(plan["memory_frontier"], best, "expected step time against graph memory")}

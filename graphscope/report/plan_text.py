@@ -1,0 +1,37 @@
+"""The readable form of `graphscope plan` (input: the plan's JSON form)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphscope.core.units import format_bytes, format_ns
+
+
+def render_plan(plan: dict[str, Any]) -> str:
+    lines = [f"{plan['workload']}: {len(plan['per_size'])} batch sizes measured ({plan['reps']} repetitions each)"]
+    environment = plan.get("environment") or {}
+    if environment.get("gpu"):
+        lines[0] += f" on {environment['gpu']}"
+    lines += ["", f"Plan: {plan['verdict']}", ""]
+    lines.append(f"  {'size':>6} {'eager':>10} {'graph':>10} {'saves':>7} {'memory':>10} {'capture':>10}  pays")
+    for row in plan["per_size"]:
+        lines.append(
+            f"  {row['size']:>6} {format_ns(row['eager_ns']):>10} {format_ns(row['graph_ns']):>10} "
+            f"{row['saving']:>7.0%} {format_bytes(row['memory_bytes']):>10} {format_ns(row['startup_ns']):>10}  "
+            + ("yes" if row["pays"] else "no (under ~20%)")
+        )
+    if plan.get("stops_paying_above"):
+        lines.append(f"  graphs stop paying above size {plan['stops_paying_above']} (the ~20% rule)")
+    order = plan.get("order_effect")
+    if order:
+        lines.append(
+            f"  capture order: largest first took {format_bytes(order['largest_first_bytes'])}, smallest first "
+            f"{format_bytes(order['smallest_first_bytes'])}"
+        )
+    lines += ["", "Frontier (expected step time against graph memory)"]
+    for point in plan["memory_frontier"][:12]:
+        lines.append(
+            f"  {format_bytes(point['memory_bytes']):>10}  {format_ns(point['expected_ns']):>10}  "
+            f"{len(point['sizes'])} sizes"
+        )
+    return "\n".join(lines)

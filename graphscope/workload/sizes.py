@@ -1,0 +1,102 @@
+"""One graph per batch size, captured into one memory pool as servers do, and what each size costs.
+
+`measure_sizes` (in the workload child) builds the step for each size (`ctx.batch`, largest first as
+PyTorch's and vLLM's own capture does, so smaller graphs reuse the pool the largest reserved), and per
+size measures: the eager step and the graph replay (CUDA events: median and 95% interval over the
+repetitions), capture, instantiate and upload time, the first replay's extra time, the device memory
+the size's graph added (cudaMemGetInfo: what the device lost, and the framework pool's growth), and
+whether the graph's outputs match the eager step's. Every graph is kept alive while the next is
+captured, so memory adds up as it would in a server.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from graphscope.workload.live import LiveWorkload, compare_outputs
+
+
+def measure_sizes(
+    live: LiveWorkload, sizes: list[int], reps: int, warmup: int, order: str = "largest"
+) -> dict[str, Any]:
+    """Per-size measurements, in the order captured ('largest' or 'smallest' first)."""
+    fw, ctx = live.fw, live.ctx
+    ordered = sorted(sizes, reverse=order == "largest")
+    kept: list[Any] = []  # graphs stay alive: memory adds up as in a server
+    results = []
+    before_all = fw.memory()
+    for size in ordered:
+        ctx.batch = size
+        step = fw.setup(live.module)
+        live.reset_state()
+        fw.run(step, record=True)
+        fw.synchronize()
+        reference = fw.snapshot()
+        eager = _time(live, lambda step=step: fw.run(step), reps, warmup)
+        before = fw.memory()
+        live.reset_state()
+        t0 = time.perf_counter_ns()
+        graph = fw.capture(step)
+        t1 = time.perf_counter_ns()
+        fw.instantiate(graph)
+        t2 = time.perf_counter_ns()
+        fw.upload(graph)
+        t3 = time.perf_counter_ns()
+        fw.synchronize()
+        after = fw.memory()
+        kept.append(graph)
+        live.reset_state()
+        first = _host_time(fw, lambda graph=graph: fw.launch(graph))
+        replay = _time(live, lambda graph=graph: fw.launch(graph), reps, warmup)
+        results.append(
+            {
+                "size": size,
+                "eager_ns": eager,
+                "graph_ns": replay,
+                "capture_ns": t1 - t0,
+                "instantiate_ns": t2 - t1,
+                "upload_ns": t3 - t2,
+                "first_replay_extra_ns": max(first - float(np.median(replay)), 0.0),
+                "memory_bytes": max(before["free"] - after["free"], 0),
+                "pool_bytes": after["pool"] - before["pool"],
+                "outputs": compare_outputs(reference, fw.snapshot(), live.dtypes),
+            }
+        )
+    after_all = fw.memory()
+    return {
+        "order": order,
+        "sizes": results,
+        "total_memory_bytes": max(before_all["free"] - after_all["free"], 0),
+        "total_pool_bytes": after_all["pool"] - before_all["pool"],
+    }
+
+
+def _time(live: LiveWorkload, once: Any, reps: int, warmup: int) -> list[float]:
+    """GPU time of `reps` calls of `once` (CUDA events), after `warmup`, each from a reset state."""
+    fw = live.fw
+    for _ in range(warmup):
+        live.reset_state()
+        once()
+    fw.synchronize()
+    start, end = fw.event(), fw.event()
+    times = []
+    for _ in range(reps):
+        live.reset_state()
+        fw.record(start)
+        once()
+        fw.record(end)
+        end.synchronize()
+        times.append(fw.elapsed_ns(start, end))
+    return times
+
+
+def _host_time(fw: Any, once: Any) -> float:
+    """Host time of one call of `once` until the GPU finished it (the first replay: uploads, page-ins)."""
+    fw.synchronize()
+    t0 = time.perf_counter_ns()
+    once()
+    fw.synchronize()
+    return float(time.perf_counter_ns() - t0)

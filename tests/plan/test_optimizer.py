@@ -1,0 +1,73 @@
+"""The capture-size optimiser against brute force on small cases, and its accounting by hand."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphscope.plan.optimizer import SizeCost, evaluate, plan
+
+
+def costs_strategy():
+    size = st.integers(1, 64)
+    return st.lists(
+        st.builds(
+            lambda s, e, g, m, t: SizeCost(s, float(e), float(g), m, float(t)),
+            size,
+            st.integers(100, 10_000),
+            st.integers(50, 10_000),
+            st.integers(0, 1000),
+            st.integers(0, 1000),
+        ),
+        min_size=1,
+        max_size=7,
+        unique_by=lambda c: c.size,
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    costs_strategy(),
+    st.dictionaries(st.integers(1, 70), st.integers(1, 20), min_size=1, max_size=12),
+    st.one_of(st.none(), st.integers(0, 3000)),
+    st.one_of(st.none(), st.integers(0, 3000)),
+)
+def test_the_plan_is_the_brute_force_optimum(costs, traffic, memory, startup):
+    result = plan(costs, traffic, memory, startup)
+    best = None
+    sizes = [c.size for c in costs]
+    for r in range(len(sizes) + 1):
+        for chosen in itertools.combinations(sizes, r):
+            choice = evaluate(costs, traffic, chosen)
+            if memory is not None and choice.memory_bytes > memory:
+                continue
+            if startup is not None and choice.startup_ns > startup:
+                continue
+            if best is None or choice.expected_ns < best.expected_ns - 1e-9:
+                best = choice
+    assert result.best.expected_ns == pytest.approx(best.expected_ns, rel=1e-12, abs=1e-9)
+    assert memory is None or result.best.memory_bytes <= memory
+    assert startup is None or result.best.startup_ns <= startup
+    frontier = [c.expected_ns for c in result.memory_frontier]
+    assert frontier == sorted(frontier, reverse=True)  # more memory buys less time along the frontier
+
+
+def test_a_hand_counted_case():
+    costs = [SizeCost(1, 100.0, 20.0, 10, 5.0), SizeCost(4, 400.0, 50.0, 40, 8.0), SizeCost(8, 800.0, 90.0, 80, 9.0)]
+    traffic = {1: 1, 3: 1, 8: 2}  # sizes 1, 3 and 8, the last twice as often
+    choice = evaluate(costs, traffic, [4])
+    # size 1 and 3 replay the size-4 graph (50 ns); size 8 runs eagerly (800 ns): (50 + 50 + 2 x 800) / 4
+    assert choice.expected_ns == pytest.approx(425.0) and choice.eager_share == pytest.approx(0.5)
+    assert choice.padding_waste == pytest.approx((4 + 4) / (1 + 3) - 1)
+    assert plan(costs, traffic).best.sizes == (1, 4, 8)
+    assert plan(costs, traffic, memory_budget=120).best.sizes == (4, 8)  # 1+4+8 needs 130; 4+8: 70 ns, 1+8: 72.5
+    assert plan(costs, traffic, memory_budget=90).best.sizes == (1, 8)  # 4+8 needs 120 bytes
+    assert SizeCost(8, 800.0, 90.0, 80, 9.0).pays and not SizeCost(2, 100.0, 90.0, 0, 0.0).pays
+
+
+def test_unmeasured_sizes_are_refused():
+    with pytest.raises(ValueError, match="were not measured"):
+        evaluate([SizeCost(1, 1.0, 1.0, 0, 0.0)], {1: 1}, [1, 2])
