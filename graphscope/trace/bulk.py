@@ -115,7 +115,7 @@ def _plan_by_span(db: ExportDatabase, table: str, alias: str, threads: int) -> P
         return Plan(0, [], True)
     first, last = bounds
     span = last - first + 1
-    if span > _most_rows(db):
+    if span > _most_rows(db) or span < 1:  # far apart, or a damaged b-tree whose first rowid is past its last
         return None
     size = _chunk_rows(span, threads)
     if span <= size:

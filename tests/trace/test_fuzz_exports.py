@@ -25,7 +25,7 @@ from graphscope.cli import main
 from graphscope.core.errors import BadInputError
 from graphscope.trace import load_trace
 from tests import mutations
-from tests.conftest import EXPORTS, FORKJOIN, H200_NODE, TORCH_MLP
+from tests.conftest import DATA, EXPORTS, FORKJOIN, H200_NODE, TORCH_MLP
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 
@@ -278,3 +278,19 @@ def test_a_hot_rollback_journal_is_refused_not_read(tmp_path):
     with pytest.raises(BadInputError, match="stopped mid-transaction"):
         load_trace(path)
     assert main(["summary", str(path)]) == 2
+
+
+def test_a_btree_whose_first_rowid_is_past_its_last_is_refused_in_one_line(tmp_path, capsys):
+    """Found by benchmarks/fuzz_exports.py: 49 flipped bytes in the DLProf export made the rowid span
+    negative (ValueError: negative dimensions)."""
+    import random
+
+    path = tmp_path / "flipped.sqlite"
+    data = bytearray((DATA / "MohanadOdema__DLProf__nsys_profile.sqlite").read_bytes())
+    picker = random.Random("49 random bytes (seed 515676112)")
+    for _ in range(49):
+        data[picker.randrange(100, len(data))] = picker.randrange(256)
+    path.write_bytes(bytes(data))
+    assert main(["summary", "--json", str(path)]) in (0, 2)
+    err = capsys.readouterr().err
+    assert err == "" or (err.startswith("graphscope: error:") and err.count("\n") == 1)
