@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from graphscope.core.errors import NotAnExportError
-from graphscope.core.events import ApiKind, node_id
+from graphscope.core.events import NODE_WORK, ApiKind, node_id
 from graphscope.core.symbols import SymbolTable, kernel_short_name
 from graphscope.core.table import Table
 from graphscope.trace import kineto_json
@@ -316,7 +316,7 @@ def _graph_nodes(tables: dict[str, Table], symbols: SymbolTable, api: Table) -> 
     counts = {"graph_launches": len(launches), "empty": 0}
     if not len(launches):
         return counts
-    work = [(key, tables[key]) for key in ("kernels", "memcpy", "memset")]
+    work = [(kind.table, tables[kind.table]) for kind in NODE_WORK]
     members = {int(c): [] for c in launches.tolist()}
     for key, table in work:
         for row in np.flatnonzero(np.isin(table.correlation, launches)).tolist():
