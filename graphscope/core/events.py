@@ -138,6 +138,9 @@ def pair_key(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 
 # -- what graphscope's runner writes into the traces it records ----------------------------------------
 
+MODES = ("eager", "graph")
+"""The two ways graphscope runs a workload's step, in the order it runs them (eager gives the reference)."""
+
 MEASURED_RANGE = "graphscope {mode} rep {rep}"
 """The NVTX range the runner puts around each measured repetition (`--nsys`)."""
 WARMUP_RANGE = "graphscope {mode} warm-up"

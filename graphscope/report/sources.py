@@ -18,11 +18,10 @@ from graphscope.analysis.alike import comparable_scopes
 from graphscope.analysis.scope import Scope, TimeWindow, measured_scope, nvtx_scope, parse_window
 from graphscope.analysis.summary import TraceAnalysis, analyze
 from graphscope.core.errors import BadInputError
+from graphscope.core.events import MODES
 from graphscope.report.compare import FORMAT
 from graphscope.report.sides import Side, run_side, trace_side
 from graphscope.trace import Trace, load_trace
-
-MODES = ("eager", "graph")
 
 if TYPE_CHECKING:  # sqlite-utils loads only when a session database is opened
     from graphscope.store.session_db import SessionStore

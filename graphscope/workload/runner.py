@@ -7,13 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphscope.core.events import MODES
 from graphscope.core.launch_config import LaunchConfig
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.rules import SMALL, WORTH_IT, judge_gain
 from graphscope.core.stats import Ratio, SampleStats, comparable, describe, repetitions_needed, speedup
 from graphscope.workload.session import DEFAULT_TIMEOUT_S, WorkloadSession
-
-MODES = ("eager", "graph")
 
 
 @dataclass
