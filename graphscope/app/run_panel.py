@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
 from graphscope.app.workers import Task, start
 from graphscope.core.progress import CancelToken, ProgressCallback
 from graphscope.core.units import format_ns
+from graphscope.report.run_text import own_cost_line
 from graphscope.workload.record import run_and_record
 from graphscope.workload.runner import MODES
 
@@ -172,7 +174,9 @@ class RunPanel(QWidget):
             for column, text in enumerate(cells):
                 self.table.setItem(row, column, QTableWidgetItem(text))
         self.table.resizeColumnsToContents()
-        self.verdict.setText(f"<b>{result['verdict']}</b>")
+        own = result.get("own_cost")
+        cost = f"<br>{html.escape(own_cost_line(own))}" if own else ""
+        self.verdict.setText(f"<b>{html.escape(result['verdict'])}</b>{cost}")
         self.open_traces.setEnabled(bool(result.get("traces")))
         if result.get("traces"):
             self.traces_ready.emit(self._trace_paths())

@@ -12,6 +12,22 @@ def _cell(stats: dict[str, float], interval: bool = False) -> str:
     return f"{text} [{format_ns(stats['ci_low'])}-{format_ns(stats['ci_high'])}]" if interval else text
 
 
+def own_cost_line(own: dict[str, Any]) -> str:
+    """'graphscope's own launch path: 1,000 ctx.launcher calls x 0.06 us = 60 us per eager step (...)'."""
+    parts = []
+    for path, key in (("ctx.launch", "launch_ns"), ("ctx.launcher", "launcher_ns")):
+        count = own["launches"].get(path.removeprefix("ctx."), 0)
+        if count:
+            parts.append(f"{count:,} {path} calls x {format_ns(own[key])}")
+    line = f"graphscope's own launch path: {' + '.join(parts)} = {format_ns(own['per_step_ns'])} per eager step"
+    if own.get("share_of_eager") is not None:
+        line += f" ({own['share_of_eager']:.1%} of its end to end"
+        if own.get("speedup_without") is not None:
+            line += f"; speed-up without it {own['speedup_without']:.2f}x"
+        line += ")"
+    return line
+
+
 def render_run(report: dict[str, Any]) -> str:
     env = report["environment"]
     lines = [
@@ -41,6 +57,9 @@ def render_run(report: dict[str, Any]) -> str:
             f"  speed-up: {wall['value']:.2f}x end to end [{wall['low']:.2f}-{wall['high']:.2f}], "
             f"{gpu['value']:.2f}x GPU span"
         )
+    own = report.get("own_cost")
+    if own:
+        lines.append("  " + own_cost_line(own))
     for mode, result in report["modes"].items():
         outputs = result["outputs"]
         if outputs.get("nonfinite"):

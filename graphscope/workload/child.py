@@ -83,6 +83,7 @@ class Child:
             "outputs": sorted(self.live.reference),
             "environment": environment(),
             "sizes": self.live.sizes,
+            "own_cost": self.live.fw.own_cost(),
         }
 
     def do_sizes(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -95,6 +96,18 @@ class Child:
             raise ValueError("the workload declares no SIZES and none were given (--sizes 1,2,4,8)")
         return measure_sizes(
             self.live, sizes, int(request["reps"]), int(request.get("warmup", 3)), request.get("order", "largest")
+        )
+
+    def do_serve(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A recorded sequence of request sizes through the captured sizes (workload/serve.py)."""
+        from graphscope.workload.serve import serve
+
+        self.capturing = True
+        return serve(
+            self.live,
+            [int(s) for s in request["captured"]],
+            [int(s) for s in request["requests"]],
+            int(request.get("warmup", 3)),
         )
 
     def do_measure(self, request: dict[str, Any]) -> dict[str, Any]:

@@ -72,6 +72,7 @@ class WorkloadContext:
         self.batch: int | None = None  # the batch size being built, for workloads that declare SIZES
         self.max_batch: int | None = None  # the largest of them: allocate buffers once at this size
         self.recording = False
+        self.launch_counts = {"launch": 0, "launcher": 0}  # per path, in the last recorded step
         self._ordinals: dict[str, int] = {}  # launches per name so far in this step (slow path only)
         self._counted = 0
         self._outputs: dict[str, Any] = {}
@@ -113,8 +114,8 @@ class WorkloadContext:
     def _launcher(self) -> Callable[..., Dim]:
         """Build `ctx.launch` as a closure over its state: no attribute lookups on the hot path.
 
-        After the first step a launch's plan is found by its position in the step, so a launch costs
-        about 0.25 us more than calling the CuPy kernel directly (a plain loop is measured against it).
+        After the first step a launch's plan is found by its position in the step; what that costs over
+        calling the CuPy kernel directly is measured per run and shown beside the speed-up (own_cost.py).
         """
         plans, position, config, default_stream, replan = (
             self._plans,
@@ -182,19 +183,23 @@ class WorkloadContext:
         )
         target = stream or self.stream
         site_name = name or kernel.name
-        direct: list[Any] = [None]  # (grid, block) as CuPy takes them, while every call gets the same
+        # (raw kernel, grid, block, shared memory) as CuPy takes them, while every call gets the same;
+        # emptied while a step records and when the config changes. One cell read and no other test on
+        # the fast path: against a kernel call that does nothing it costs 80 ns on CI's CPU, where
+        # checking the recording flag as well cost 126 ns (own_cost.py measures it on every run).
+        direct: list[Any] = [None]
         self._direct_cells.append(direct)
 
         def launch(*args: Any) -> None:
             fast = direct[0]
-            if fast is not None and not recording[0]:
-                kernel.raw(fast[0], fast[1], args, shared_mem=fast[2], stream=target)
+            if fast is not None:
+                fast[0](fast[1], fast[2], args, shared_mem=fast[3], stream=target)
                 return
             at = position[0]
             position[0] = at + 1
-            plan = replan(at, kernel, problem, block, name, shared_mem, grid)
+            plan = replan(at, kernel, problem, block, name, shared_mem, grid, bound=True)
             if not recording[0] and not any(key.startswith(site_name + "#") for key in config[0].blocks):
-                direct[0] = (plan[9], plan[8], plan[10])
+                direct[0] = (plan[7], plan[9], plan[8], plan[10])
             plan[7](plan[9], plan[8], args, shared_mem=plan[10], stream=target)
 
         return launch
@@ -208,9 +213,10 @@ class WorkloadContext:
         name: str | None,
         shared_mem: SharedRule,
         grid: Callable[[Dim, Dim], Sequence[int]] | None,
+        bound: bool = False,
     ) -> tuple:
         """Work out (and remember) a launch's block, grid and shared memory under the current config;
-        record its site."""
+        record its site (and whether it came through `ctx.launch` or a bound `ctx.launcher`)."""
         site_name = name or kernel.name
         if self._counted != position:  # fast-path launches since the last count: recount (rare)
             self._ordinals.clear()
@@ -226,6 +232,7 @@ class WorkloadContext:
         shared = int(shared_mem(chosen)) if callable(shared_mem) else int(shared_mem)
         kernel.allow_shared(shared)
         if self.recording:
+            self.launch_counts["launcher" if bound else "launch"] += 1
             site = Site(
                 site_name,
                 ordinal,
@@ -283,6 +290,9 @@ class WorkloadContext:
         self._recording_cell[0] = record
         if record:
             self.sites = []
+            self.launch_counts = {"launch": 0, "launcher": 0}
+            for cell in self._direct_cells:  # every launch of a recorded step takes the recording path
+                cell[0] = None
             self._plans.clear()
 
     def end_step(self) -> None:

@@ -48,6 +48,19 @@ class RunReport:
     finished: float
     config: LaunchConfig | None = None
     traces: dict[str, dict[str, str]] = field(default_factory=dict)  # mode -> {"sqlite":..., "report":...}
+    own_cost: dict[str, Any] | None = None  # what ctx.launch / ctx.launcher add per eager step (own_cost.py)
+
+    def own_cost_json(self) -> dict[str, Any] | None:
+        """The launch wrapper's cost per eager step, its share of the eager step's median end to end, and
+        the speed-up with it taken out (a graph replay pays none of it)."""
+        if not self.own_cost or "eager" not in self.modes:
+            return None
+        eager = self.modes["eager"].stats("wall_ns").median
+        result = {**self.own_cost, "share_of_eager": self.own_cost["per_step_ns"] / eager if eager > 0 else None}
+        graph = self.modes.get("graph")
+        if graph is not None and graph.stats("wall_ns").median > 0:
+            result["speedup_without"] = (eager - self.own_cost["per_step_ns"]) / graph.stats("wall_ns").median
+        return result
 
     def speedup(self, metric: str = "wall_ns") -> Ratio | None:
         """Eager time / graph time (above 1: the graph is faster)."""
@@ -118,6 +131,7 @@ class RunReport:
             ),
             "config": self.config.to_json() if self.config else None,
             "traces": self.traces,
+            "own_cost": self.own_cost_json(),
             "started": self.started,
             "finished": self.finished,
         }
@@ -157,7 +171,16 @@ def run_workload(
             )
         info = session.info
     report = RunReport(
-        Path(path).resolve(), reps, warmup, info["environment"], info["sites"], results, started, time.time(), config
+        Path(path).resolve(),
+        reps,
+        warmup,
+        info["environment"],
+        info["sites"],
+        results,
+        started,
+        time.time(),
+        config,
+        own_cost=info.get("own_cost"),
     )
     if nsys:
         from graphscope.workload.nsys import profile_modes

@@ -45,27 +45,35 @@ def _plain_seed():
 
 
 def test_measurements_agree_with_a_plain_cupy_loop():
-    """graphscope's measurement (context, ctx.launch, events, medians) against a plain loop in the same
-    process, interleaved: eager launch speed varies between processes, so both share one."""
+    """graphscope's measurement (context, ctx.launcher, events, medians) against a plain loop in the same
+    process: 5 rounds, each alternating 6 blocks of 5 repetitions of each, so that the host's slow and
+    fast spells (a plain eager loop alone moved between 5.1 and 7.3 ms from run to run on the H200) fall
+    on both; a round's ratio is of the medians of its blocks."""
     from graphscope.workload.live import LiveWorkload
 
     live = LiveWorkload(EXAMPLES / "seed_vecadd.py")
     plain = _plain_seed()
+    own = live.fw.own_cost()
+    print(f"graphscope's own launch path: {own}")
     ratios: dict[str, list[float]] = {"eager": [], "graph": []}
+    eager_ns = []
     for _ in range(5):
         for mode in ratios:
-            ours = float(np.median(live.measure(mode, 30, 5)["gpu_ns"]))
-            reference = plain.measure(mode)
-            ratios[mode].append(ours / reference)
-            print(f"{mode}: graphscope {ours / 1e6:.3f} ms, plain CuPy {reference / 1e6:.3f} ms")
+            ours, reference = [], []
+            for _ in range(6):
+                ours.append(float(np.median(live.measure(mode, 5, 1)["gpu_ns"])))
+                reference.append(plain.measure(mode, 5, 1))
+            ratios[mode].append(float(np.median(ours)) / float(np.median(reference)))
+            if mode == "eager":
+                eager_ns += ours
+            print(f"{mode}: graphscope {np.median(ours) / 1e6:.3f} ms, plain CuPy {np.median(reference) / 1e6:.3f} ms")
     for mode, values in ratios.items():
         ratio = float(np.median(values))
         print(f"{mode}: median ratio graphscope / plain CuPy {ratio:.3f} over rounds {[round(v, 3) for v in values]}")
-        # Graph replays agree to 0.2%. Eager launch loops differ from process to process by about as much
-        # as they differ from a plain loop: the previous and this version of graphscope, alternating in
-        # fresh processes on the H200, measured 1.00-1.04 and 1.01-1.06 of a plain loop. 10% would be a
-        # regression, 5% is that noise.
-        assert abs(ratio - 1) < (0.10 if mode == "eager" else 0.02), mode
+        assert abs(ratio - 1) < (0.05 if mode == "eager" else 0.02), mode
+    # the wrapper's cost per step is what separates the two eager loops: it is small and it is shown
+    assert own["launches"] == {"launch": 0, "launcher": 1000}
+    assert own["per_step_ns"] < 0.03 * float(np.median(eager_ns))
 
 
 def _workload(tmp_path, step_body: str, setup_extra: str = "") -> Path:

@@ -28,6 +28,16 @@ class CupyFramework:
         with self.stream:
             function(self.ctx)
 
+    def own_cost(self) -> dict[str, Any] | None:
+        """What ctx.launch / ctx.launcher add to one eager step (workload/own_cost.py); None without any."""
+        from graphscope.workload.context import WorkloadContext
+        from graphscope.workload.own_cost import launch_path_cost, step_cost
+
+        counts = self.ctx.launch_counts
+        if not any(counts.values()):
+            return None
+        return step_cost(launch_path_cost(lambda: WorkloadContext(self.ctx.config)), counts)
+
     def memory(self) -> dict[str, int]:
         """Device memory free and the framework pool's bytes (what a captured graph takes shows in both)."""
         free, _ = self.cupy.cuda.runtime.memGetInfo()

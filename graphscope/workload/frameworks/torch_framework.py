@@ -135,3 +135,7 @@ class TorchFramework:
 
     def snapshot(self) -> dict[str, Any]:
         return self.ctx.snapshot_outputs()
+
+    def own_cost(self) -> dict[str, Any] | None:
+        """PyTorch launches its own kernels: graphscope adds nothing to them."""
+        return None
