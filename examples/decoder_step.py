@@ -68,39 +68,51 @@ TOKENS, HIDDEN, FF = 128, 512, 2048
 
 
 def setup(ctx):
+    """Built at ctx.batch tokens (default TOKENS) for `graphscope plan examples/decoder_step.py --sizes 1-256`:
+    weights and buffers once, at the largest size, and views of them at each size."""
     cp = ctx.cupy
+    tokens = ctx.batch or TOKENS
+    if not hasattr(ctx, "_decoder"):
+        top = ctx.max_batch or tokens
+        rng = cp.random.default_rng(3)
+        ctx._decoder = {
+            "x": rng.standard_normal((top, HIDDEN), dtype=cp.float32),
+            "w1": rng.standard_normal((HIDDEN, FF), dtype=cp.float32) * HIDDEN**-0.5,  # Python floats keep float32
+            "w2": rng.standard_normal((FF, HIDDEN), dtype=cp.float32) * FF**-0.5,
+            "ws": rng.standard_normal((HIDDEN, HIDDEN), dtype=cp.float32) * HIDDEN**-0.5,
+            "rows": [cp.empty((top, HIDDEN), cp.float32) for _ in range(4)],
+            "wide": [cp.empty((top, FF), cp.float32) for _ in range(2)],
+            "yt": cp.empty(HIDDEN * top, cp.float32),
+        }
+    d = ctx._decoder
     ln, gelu, gemm2d, residual, transpose = (
         ctx.kernel(SOURCE, name) for name in ("layernorm", "gelu", "gemm2d", "residual", "transpose")
     )
-    rng = cp.random.default_rng(3)
-    x = rng.standard_normal((TOKENS, HIDDEN), dtype=cp.float32)
+    x, w1, w2, ws = d["x"][:tokens], d["w1"], d["w2"], d["ws"]
     gamma, beta = cp.ones(HIDDEN, cp.float32), cp.zeros(HIDDEN, cp.float32)
-    w1 = rng.standard_normal((HIDDEN, FF), dtype=cp.float32) * HIDDEN**-0.5  # Python floats keep float32
-    w2 = rng.standard_normal((FF, HIDDEN), dtype=cp.float32) * FF**-0.5
-    ws = rng.standard_normal((HIDDEN, HIDDEN), dtype=cp.float32) * HIDDEN**-0.5
-    h, o, s, y = (cp.empty((TOKENS, HIDDEN), cp.float32) for _ in range(4))
-    u, v = cp.empty((TOKENS, FF), cp.float32), cp.empty((TOKENS, FF), cp.float32)
-    yt = cp.empty((HIDDEN, TOKENS), cp.float32)
+    h, o, s, y = (buffer[:tokens] for buffer in d["rows"])
+    u, v = (buffer[:tokens] for buffer in d["wide"])
+    yt = d["yt"][: HIDDEN * tokens].reshape(HIDDEN, tokens)
     side = ctx.new_stream()
     fork, join = cp.cuda.Event(disable_timing=True), cp.cuda.Event(disable_timing=True)
     ctx.outputs(y=y, yt=yt)
-    n = TOKENS * HIDDEN
+    n = tokens * HIDDEN
 
     def step(ctx):
         fork.record(ctx.stream)
         side.wait_event(fork)
         ctx.launch(
             gemm2d,
-            problem=(HIDDEN, TOKENS),
+            problem=(HIDDEN, tokens),
             block=(16, 16),
             name="side_gemm",
             stream=side,
-            args=(x, ws, s, np.int32(TOKENS), np.int32(HIDDEN), np.int32(HIDDEN)),
+            args=(x, ws, s, np.int32(tokens), np.int32(HIDDEN), np.int32(HIDDEN)),
         )
         join.record(side)
         ctx.launch(
             ln,
-            problem=TOKENS,
+            problem=tokens,
             block=256,
             name="layernorm",
             grid=lambda problem, block: (problem[0],),
@@ -108,17 +120,17 @@ def setup(ctx):
             args=(x, h, gamma, beta, np.int32(HIDDEN)),
         )
         ctx.matmul(h, w1, out=u)
-        ctx.launch(gelu, problem=TOKENS * FF, block=256, name="gelu", args=(u, v, np.int32(TOKENS * FF)))
+        ctx.launch(gelu, problem=tokens * FF, block=256, name="gelu", args=(u, v, np.int32(tokens * FF)))
         ctx.matmul(v, w2, out=o)
         ctx.stream.wait_event(join)
         ctx.launch(residual, problem=n, block=256, name="residual", args=(x, o, s, y, np.int32(n)))
         ctx.launch(
             transpose,
-            problem=(HIDDEN, TOKENS),
+            problem=(HIDDEN, tokens),
             block=(32, 8),
             name="transpose",
             grid=lambda problem, block: (-(-problem[0] // 32), -(-problem[1] // 32)),
-            args=(y, yt, np.int32(TOKENS), np.int32(HIDDEN)),
+            args=(y, yt, np.int32(tokens), np.int32(HIDDEN)),
         )
 
     return step

@@ -153,6 +153,12 @@ def _add_plan(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--compare-list", metavar="SIZES", help="a list to set beside the plan (default: an engine-like 67)")
     p.add_argument("--reps", type=int, default=20, metavar="N", help="repetitions per size and mode (default 20)")
     p.add_argument("--no-order-check", action="store_true", help="skip the smallest-first capture")
+    p.add_argument(
+        "--serve",
+        type=int,
+        metavar="N",
+        help="then serve N requests drawn from the traffic through the chosen graphs: measured against predicted",
+    )
     p.add_argument("--timeout", type=_seconds, default=900.0, metavar="S")
     p.add_argument("--session", type=Path, metavar="DB", help="session database (default: your data folder)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -362,7 +368,7 @@ def _trace_dags(path: Path) -> list:
 def _cmd_plan(args: argparse.Namespace) -> int:
     from graphscope.core.errors import BadInputError
     from graphscope.plan.budgets import parse_bytes, parse_startup
-    from graphscope.plan.runner import make_plan, measure, record
+    from graphscope.plan.runner import make_plan, measure, record, serve_check
     from graphscope.plan.sizes_text import DEFAULT_LIKE, parse_sizes
     from graphscope.plan.traffic import read_traffic
     from graphscope.report.plan_text import render_plan
@@ -373,6 +379,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     sizes = parse_sizes(args.sizes) if args.sizes else None
     compare = DEFAULT_LIKE if args.compare_list in (None, "default") else parse_sizes(args.compare_list)
     traffic = read_traffic(args.traffic) if args.traffic else None
+    if args.serve is not None and not 1 <= args.serve <= 1_000_000:
+        raise BadInputError(f"--serve takes 1 to 1,000,000 requests, not {args.serve}")
     recorder = Recorder(args.session)
     if args.target.startswith("plan:"):
         from graphscope.report.sources import StoredPlan
@@ -390,7 +398,13 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     if traffic is None:
         largest = max(m["size"] for m in measured["measurements"]["sizes"])
         traffic = dict.fromkeys(range(1, largest + 1), 1.0)  # every size up to the largest, equally often
-    data = record(recorder, make_plan(measured, traffic, memory, startup, compare))
+    data = make_plan(measured, traffic, memory, startup, compare)
+    if args.serve:
+        workload = Path(data["workload"])
+        if not workload.is_file():
+            raise BadInputError(f"--serve runs the workload again, and {workload} is gone")
+        data["served"] = serve_check(workload, data, args.serve, args.timeout)
+    data = record(recorder, data)
     print(json.dumps(data, indent=2) if args.json else render_plan(data) + f"\n  stored as plan {data['plan_id']}")
     return 0
 

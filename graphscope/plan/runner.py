@@ -8,6 +8,7 @@ measurements with other traffic or budgets.
 
 from __future__ import annotations
 
+import bisect
 import time
 from pathlib import Path
 from typing import Any
@@ -160,3 +161,48 @@ def record(recorder: Recorder, data: dict[str, Any]) -> dict[str, Any]:
     data["plan_id"] = recorder.plan(data)
     data["session"] = str(recorder.path)
     return data
+
+
+def request_sequence(traffic: dict[int, float], count: int, seed: int = 0) -> list[int]:
+    """`count` request sizes drawn from the traffic distribution (seeded: the same sequence each time)."""
+    import numpy as np
+
+    sizes = sorted(b for b, w in traffic.items() if w > 0)
+    weights = np.array([traffic[b] for b in sizes], dtype=np.float64)
+    drawn = np.random.default_rng(seed).choice(len(sizes), size=count, p=weights / weights.sum())
+    return [sizes[i] for i in drawn.tolist()]
+
+
+def serve_check(
+    workload: Path,
+    data: dict[str, Any],
+    count: int,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    cancel: CancelToken | None = None,
+) -> dict[str, Any]:
+    """Serve `count` requests drawn from the plan's traffic through its chosen sizes (workload/serve.py)
+    in a fresh child, and set the mean against what the planner predicts for that same sequence."""
+    from collections import Counter
+    from statistics import fmean
+
+    traffic = {int(k): float(v) for k, v in data["traffic"].items()}
+    chosen = list(data["best"]["sizes"]) if data.get("best") else []
+    requests = request_sequence(traffic, count)
+    sizes = sorted({m["size"] for m in data["measurements"]["sizes"]})
+    # above the largest captured size a request runs eagerly at the size the planner priced it at: the
+    # smallest measured size >= it (the largest measured, beyond them all)
+    top = max(chosen, default=0)
+    runs_at = [b if b <= top else sizes[min(bisect.bisect_left(sizes, b), len(sizes) - 1)] for b in requests]
+    with WorkloadSession(Path(workload), None, timeout, cancel, sizes=sizes) as session:
+        served = session.request("serve", captured=chosen, requests=runs_at)
+    predicted = evaluate(costs_of(data), dict(Counter(requests)), chosen).expected_ns
+    mean = fmean(served["gpu_ns"])
+    return {
+        "requests": count,
+        "captured": chosen,
+        "replayed": served["replayed"],
+        "served_mean_ns": mean,
+        "served_wall_mean_ns": fmean(served["wall_ns"]),
+        "predicted_ns": predicted,
+        "error": mean / predicted - 1 if predicted > 0 else None,
+    }

@@ -9,6 +9,7 @@ from typing import Any
 
 from graphscope.core.units import format_bytes, format_ns
 from graphscope.report.compare import FORMAT
+from graphscope.report.plan_text import served_line
 from graphscope.report.svg import frontier
 
 COLUMNS = ("size", "eager step", "graph replay", "saves", "graph memory", "capture", "pays (~20% rule)")
@@ -70,7 +71,7 @@ def plan_report(plan: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
                 "rows": chosen,
             },
         ],
-        "notes": [],
+        "notes": [served_line(plan["served"])] if plan.get("served") else [],
         "plan": plan,
     }
     best = plan["best"]["sizes"] if plan["best"] else []

@@ -7,6 +7,17 @@ from typing import Any
 from graphscope.core.units import format_bytes, format_ns
 
 
+def served_line(served: dict[str, Any]) -> str:
+    """The serving check in one line: measured mean against the planner's prediction for the same requests."""
+    eager = served["requests"] - served["replayed"]
+    error = served.get("error")
+    return (
+        f"served {served['requests']:,} requests drawn from the traffic through the chosen graphs "
+        f"({served['replayed']:,} replayed, {eager:,} eager): mean step {format_ns(served['served_mean_ns'])} "
+        f"against {format_ns(served['predicted_ns'])} predicted" + (f" ({error:+.1%})" if error is not None else "")
+    )
+
+
 def render_plan(plan: dict[str, Any]) -> str:
     lines = [f"{plan['workload']}: {len(plan['per_size'])} batch sizes measured ({plan['reps']} repetitions each)"]
     environment = plan.get("environment") or {}
@@ -28,6 +39,9 @@ def render_plan(plan: dict[str, Any]) -> str:
             f"  capture order: largest first took {format_bytes(order['largest_first_bytes'])}, smallest first "
             f"{format_bytes(order['smallest_first_bytes'])}"
         )
+    served = plan.get("served")
+    if served:
+        lines.append("  " + served_line(served))
     lines += ["", "Frontier (expected step time against graph memory)"]
     for point in plan["memory_frontier"][:12]:
         lines.append(

@@ -7,6 +7,7 @@ import io
 import json
 import shutil
 import sqlite3
+from typing import ClassVar
 
 import pytest
 
@@ -29,7 +30,15 @@ class FakeSession:
     def __exit__(self, *exc):
         return False
 
+    served: ClassVar[list] = []  # the serve requests seen, for the test to inspect
+
     def request(self, command, **fields):
+        if command == "serve":  # each request costs what its padded size was measured to cost
+            FakeSession.served.append(fields)
+            top = max(fields["captured"], default=0)
+            pick = [min(c for c in fields["captured"] if c >= b) if b <= top else None for b in fields["requests"]]
+            gpu = [20_000.0 + 2_500 * c if c else 80_000.0 + 1_000 * b for b, c in zip(fields["requests"], pick)]
+            return {"gpu_ns": gpu, "wall_ns": [g + 5_000 for g in gpu], "replayed": sum(c is not None for c in pick)}
         assert command == "sizes"
         order = fields["order"]
         results = [
@@ -93,6 +102,7 @@ def test_plan_measures_chooses_stores_and_reports(workload, tmp_path, capsys):
         (["--memory", "lots"], "write a size such as 2GiB"),
         (["--startup", "10"], "a unit"),
         (["--traffic", "missing.csv"], "no such file"),
+        (["--serve", "0"], "--serve takes 1 to 1,000,000 requests"),
     ],
 )
 def test_bad_plan_arguments_are_one_line(workload, tmp_path, capsys, args, words):
@@ -113,3 +123,32 @@ def test_traffic_from_a_trace_reads_sizes_from_range_names(tmp_path):
         conn.execute("UPDATE NVTX_EVENTS SET text = 'decode bs=8' WHERE text LIKE 'eager_%'")
         conn.execute("UPDATE NVTX_EVENTS SET text = 'decode bs=32' WHERE text LIKE 'graph_%'")
     assert read_traffic(renamed) == {8: 3, 32: 3}
+
+
+def test_serving_the_chosen_graphs_checks_the_prediction(workload, tmp_path, capsys):
+    """--serve draws requests from the traffic, sends them through the chosen sizes in a child, and sets
+    the mean against the planner's expected time for those same requests; the plan stores it."""
+    traffic = tmp_path / "traffic.csv"
+    traffic.write_text("size,count\n1,50\n3,30\n12,15\n30,5\n")
+    FakeSession.served.clear()
+    session = str(tmp_path / "s.sqlite")
+    args = ["plan", str(workload), "--traffic", str(traffic), "--memory", "20MiB", "--serve", "400"]
+    assert main([*args, "--session", session, "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    served, sent = plan["served"], FakeSession.served[-1]
+    assert sent["captured"] == plan["best"]["sizes"] and len(sent["requests"]) == 400
+    top = max(plan["best"]["sizes"])
+    eager = {b for b in sent["requests"] if b > top}
+    assert eager and eager <= set(SIZES)  # above the largest captured: run at the measured size it was priced at
+    assert served["requests"] == 400 and 0 < served["replayed"] < 400
+    assert served["error"] == pytest.approx(0.0, abs=1e-12)  # the fake costs exactly what was measured
+    assert served["served_wall_mean_ns"] == pytest.approx(served["served_mean_ns"] + 5_000)
+    drawn = runner.request_sequence({1: 3.0, 8: 1.0}, 4000)
+    assert drawn == runner.request_sequence({1: 3.0, 8: 1.0}, 4000)  # seeded: the same sequence each time
+    assert 0.72 < drawn.count(1) / 4000 < 0.78
+    assert main([*args, "--session", session]) == 0
+    text = capsys.readouterr().out
+    assert "served 400 requests drawn from the traffic" in text and "predicted (+0.0%)" in text
+    out = tmp_path / "p.md"
+    assert main(["report", f"plan:{plan['plan_id']}", "--session", session, "-o", str(out)]) == 0
+    assert "served 400 requests" in out.read_text()
