@@ -95,8 +95,13 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reps", type=int, default=30, metavar="N", help="measured repetitions per mode (default 30)")
     p.add_argument("--warmup", type=int, default=5, metavar="N", help="unmeasured steps first (default 5)")
     p.add_argument("--config", type=Path, metavar="JSON", help="a tuned launch config to run with")
-    p.add_argument("--nsys", action="store_true", help="also profile each mode under Nsight Systems")
-    p.add_argument("--nsys-dir", type=Path, metavar="DIR", help="where to write the traces")
+    p.add_argument(
+        "--profile",
+        choices=("nsys", "torch"),
+        help="also record each mode's timeline: under Nsight Systems, or with torch.profiler (no nsys needed)",
+    )
+    p.add_argument("--nsys", action="store_const", const="nsys", dest="profile", help="the same as --profile nsys")
+    p.add_argument("--trace-dir", "--nsys-dir", type=Path, metavar="DIR", help="where to write the traces")
     p.add_argument("--cpu", type=_core, metavar="N", help="pin the workload process to CPU core N (less noise)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_cmd_run)
@@ -280,7 +285,9 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from graphscope.core.errors import BadInputError, NoGpuError, WorkloadError
+    import importlib.util
+
+    from graphscope.core.errors import BadInputError, NoGpuError, ToolMissingError, WorkloadError
     from graphscope.core.launch_config import LaunchConfig
     from graphscope.report.run_text import render_run
     from graphscope.store.recorder import Recorder
@@ -293,6 +300,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise BadInputError("--reps needs at least 2 repetitions and --warmup cannot be negative")
     config = LaunchConfig.load(args.config) if args.config else None
     modes = MODES if args.mode == "both" else (args.mode,)
+    if args.profile == "torch" and importlib.util.find_spec("torch") is None:  # before the run, not after it
+        from graphscope.workload.protocol import INSTALL_TORCH
+
+        raise ToolMissingError(f"--profile torch records with torch.profiler, and PyTorch is missing: {INSTALL_TORCH}")
+    if args.profile == "nsys":
+        from graphscope.workload.nsys import nsys_or_explain
+
+        nsys_or_explain()
     recorder = Recorder(args.session)
     try:
         data = run_and_record(
@@ -303,8 +318,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             args.warmup,
             args.timeout,
             config,
-            args.nsys,
-            args.nsys_dir,
+            args.profile,
+            args.trace_dir,
             progress=_progress_printer(not args.json and sys.stderr.isatty()),
             cpu=args.cpu,
         )

@@ -8,7 +8,6 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QFileDialog,
     QFormLayout,
@@ -39,7 +38,7 @@ def _run_and_record(
     modes: tuple[str, ...],
     reps: int,
     warmup: int,
-    nsys: bool,
+    profile: str | None,
     store_path: Path | None,
     progress: ProgressCallback,
     cancel: CancelToken,
@@ -48,7 +47,14 @@ def _run_and_record(
     from graphscope.store.recorder import Recorder  # sqlite-utils: not needed to open the window
 
     recorder = Recorder(store_path)
-    return run_and_record(path, recorder, modes, reps, warmup, nsys=nsys, progress=progress, cancel=cancel)
+    return run_and_record(path, recorder, modes, reps, warmup, profile=profile, progress=progress, cancel=cancel)
+
+
+TIMELINES = (
+    ("none: measure only", None),
+    ("also record each mode under Nsight Systems", "nsys"),
+    ("also record each mode with torch.profiler (no nsys needed)", "torch"),
+)
 
 
 class RunPanel(QWidget):
@@ -70,7 +76,9 @@ class RunPanel(QWidget):
         self.reps.setValue(30)
         self.warmup.setRange(0, 1000)
         self.warmup.setValue(5)
-        self.nsys = QCheckBox("also profile under Nsight Systems (traces open side by side)")
+        self.timeline = QComboBox()  # the traces of a profiled run open one above the other
+        for label, profiler in TIMELINES:
+            self.timeline.addItem(label, profiler)
         self.run_button, self.cancel_button = QPushButton("Run"), QPushButton("Cancel")
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
@@ -96,7 +104,7 @@ class RunPanel(QWidget):
         form.addRow("mode", self.mode)
         form.addRow("repetitions", self.reps)
         form.addRow("warm-up steps", self.warmup)
-        form.addRow("", self.nsys)
+        form.addRow("timeline", self.timeline)
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
@@ -121,7 +129,13 @@ class RunPanel(QWidget):
             return
         modes = MODES if self.mode.currentText() == "both" else (self.mode.currentText(),)
         self.task = Task(
-            _run_and_record, path, modes, self.reps.value(), self.warmup.value(), self.nsys.isChecked(), self.store_path
+            _run_and_record,
+            path,
+            modes,
+            self.reps.value(),
+            self.warmup.value(),
+            self.timeline.currentData(),
+            self.store_path,
         )
         self.task.signals.progressed.connect(self._progress)
         self.task.signals.finished.connect(self._done)

@@ -80,6 +80,15 @@ def render_run(report: dict[str, Any]) -> str:
         elif mode != "eager":
             lines.append(f"  outputs: {outputs.get('note', 'not checked')}")
     lines += ["", f"Verdict: {report['verdict']}"]
+    profiled = report.get("profiled") or {}
     for mode, files in report.get("traces", {}).items():
-        lines.append(f"  {mode} trace: {files['sqlite']}")
+        line = f"  {mode} trace: {files['sqlite']}"
+        seen = profiled.get(mode)
+        if seen:
+            who = "Nsight Systems" if seen["profiler"] == "nsys" else "torch.profiler"
+            line += f" ({who}, {seen['reps']} repetitions: {format_ns(seen['wall_ns'])} per step"
+            if seen.get("overhead") is not None:
+                line += f", {seen['overhead']:+.1%} against the unprofiled run"
+            line += ")"
+        lines.append(line)
     return "\n".join(lines)

@@ -120,6 +120,14 @@ class Child:
             bool(request.get("fresh", False)),
         )
 
+    def do_profile_torch(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One mode measured under torch.profiler, its trace written where asked (workload/torch_profile.py)."""
+        from graphscope.workload.torch_profile import profile_measure
+
+        self.capturing = request["mode"] == "graph"
+        mode, reps, warmup = request["mode"], int(request["reps"]), int(request.get("warmup", 3))
+        return profile_measure(self.live, mode, reps, warmup, Path(request["trace"]))
+
     def do_capture(self, request: dict[str, Any]) -> dict[str, Any]:
         self.capturing = True
         config = LaunchConfig.from_json(request["config"]) if request.get("config") else self.live.ctx.config

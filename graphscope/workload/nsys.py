@@ -42,10 +42,13 @@ def profile_command(nsys: str, output: Path, requests: Path, responses: Path) ->
     ]
 
 
-def profile_requests(requests: list[dict], folder: Path, stem: str, timeout: float) -> dict[str, str]:
+def profile_requests(
+    requests: list[dict], folder: Path, stem: str, timeout: float, answers: list[dict] | None = None
+) -> dict[str, str]:
     """Run a batch of child requests under `nsys profile` and export the report: {"report", "sqlite"}.
 
-    Any request that failed in the child is raised as the error the user would see without nsys.
+    Any request that failed in the child is raised as the error the user would see without nsys; the
+    children's answers are appended to `answers` when it is given.
     """
     nsys = nsys_or_explain()
     folder.mkdir(parents=True, exist_ok=True)
@@ -58,6 +61,8 @@ def profile_requests(requests: list[dict], folder: Path, stem: str, timeout: flo
             answer = decode(line)
             if not answer.get("ok"):
                 raise_for(answer["error"])
+            if answers is not None:
+                answers.append(answer["result"])
         report, sqlite = base.with_suffix(".nsys-rep"), base.with_suffix(".sqlite")
         _run([nsys, "export", "--type", "sqlite", "-f", "true", "-o", str(sqlite), str(report)], timeout, "nsys export")
     finally:
@@ -74,18 +79,17 @@ def profile_modes(
     config: LaunchConfig | None,
     folder: Path,
     timeout: float,
-) -> dict[str, dict[str, str]]:
-    """One profiled child per mode, NVTX-marked; returns {mode: {"report": .nsys-rep, "sqlite": export}}."""
+) -> tuple[dict[str, dict[str, str]], dict[str, dict]]:
+    """One profiled child per mode, NVTX-marked: ({mode: {"report": .nsys-rep, "sqlite": export}},
+    {mode: the profiled measurement})."""
     load = {"command": "load", "path": str(path.resolve()), "config": config.to_json() if config else None}
-    return {
-        mode: profile_requests(
-            [load, {"command": "measure", "mode": mode, "reps": reps, "warmup": warmup, "nvtx": True}],
-            folder,
-            f"{path.stem}_{mode}",
-            timeout,
-        )
-        for mode in modes
-    }
+    traces, measured = {}, {}
+    for mode in modes:
+        answers: list[dict] = []
+        measure = {"command": "measure", "mode": mode, "reps": reps, "warmup": warmup, "nvtx": True}
+        traces[mode] = profile_requests([load, measure], folder, f"{path.stem}_{mode}", timeout, answers)
+        measured[mode] = next(a for a in answers if isinstance(a, dict) and "wall_ns" in a)
+    return traces, measured
 
 
 def _run(command: list[str], timeout: float, what: str) -> None:

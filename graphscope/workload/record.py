@@ -23,8 +23,8 @@ def run_and_record(
     warmup: int = 5,
     timeout: float = DEFAULT_TIMEOUT_S,
     config: LaunchConfig | None = None,
-    nsys: bool = False,
-    nsys_dir: Path | None = None,
+    profile: str | None = None,
+    trace_dir: Path | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
     cpu: int | None = None,
@@ -33,7 +33,7 @@ def run_and_record(
     re-raised with `run_id` set on it (None where it was refused before it started)."""
     settings = {"started": time.time(), "modes": modes, "reps": reps, "warmup": warmup}
     try:
-        report = run_workload(path, modes, reps, warmup, timeout, config, nsys, nsys_dir, progress, cancel, cpu)
+        report = run_workload(path, modes, reps, warmup, timeout, config, profile, trace_dir, progress, cancel, cpu)
     except (WorkloadError, NoGpuError) as exc:
         kind = getattr(exc, "kind", "no_gpu")
         exc.run_id = recorder.run_failed(Path(path), kind, exc.message, settings)

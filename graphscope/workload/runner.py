@@ -49,6 +49,16 @@ class RunReport:
     config: LaunchConfig | None = None
     traces: dict[str, dict[str, str]] = field(default_factory=dict)  # mode -> {"sqlite":..., "report":...}
     own_cost: dict[str, Any] | None = None  # what ctx.launch / ctx.launcher add per eager step (own_cost.py)
+    profiled: dict[str, dict[str, Any]] = field(default_factory=dict)  # mode -> the profiled child's medians
+
+    def profiled_json(self) -> dict[str, dict[str, Any]]:
+        """Each profiled mode's medians and the profiler's overhead against the unprofiled run."""
+        result = {}
+        for mode, profiled in self.profiled.items():
+            plain = self.modes[mode].stats("wall_ns").median if mode in self.modes else None
+            overhead = profiled["wall_ns"] / plain - 1 if plain else None
+            result[mode] = {**profiled, "unprofiled_wall_ns": plain, "overhead": overhead}
+        return result
 
     def own_cost_json(self) -> dict[str, Any] | None:
         """The launch wrapper's cost per eager step, its share of the eager step's median end to end, and
@@ -132,6 +142,7 @@ class RunReport:
             "config": self.config.to_json() if self.config else None,
             "traces": self.traces,
             "own_cost": self.own_cost_json(),
+            "profiled": self.profiled_json(),
             "started": self.started,
             "finished": self.finished,
         }
@@ -144,16 +155,17 @@ def run_workload(
     warmup: int = 5,
     timeout: float = DEFAULT_TIMEOUT_S,
     config: LaunchConfig | None = None,
-    nsys: bool = False,
-    nsys_dir: Path | None = None,
+    profile: str | None = None,
+    trace_dir: Path | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
     cpu: int | None = None,
 ) -> RunReport:
     """Measure each mode in one child process (eager first, so graph outputs compare against eager ones).
 
-    With `nsys`, each mode then runs again under Nsight Systems (fewer repetitions, NVTX-marked) and
-    the exports are attached to the report; the numbers above come from the unprofiled run. `cpu`
+    With `profile` ('nsys' or 'torch'), each mode then runs again in a fresh child under Nsight Systems or
+    torch.profiler (fewer repetitions, marked) and the traces are attached to the report; the numbers
+    above come from the unprofiled run, the profiled run's medians give the profiler's overhead. `cpu`
     pins the child to one core (eager launch speed differs from core to core).
     """
     started = time.time()
@@ -182,17 +194,18 @@ def run_workload(
         config,
         own_cost=info.get("own_cost"),
     )
-    if nsys:
-        from graphscope.workload.nsys import profile_modes
+    if profile:
+        from graphscope.workload.profiling import PROFILED_REPS, profile_modes
 
-        progress(0.75, "profiling under Nsight Systems")
-        report.traces = profile_modes(
+        progress(0.75, f"profiling each mode under {'Nsight Systems' if profile == 'nsys' else 'torch.profiler'}")
+        report.traces, report.profiled = profile_modes(
+            profile,
             Path(path),
             tuple(results),
-            min(reps, 5),
+            min(reps, PROFILED_REPS),
             warmup,
             config,
-            nsys_dir or Path(path).resolve().parent / "graphscope-traces",
+            trace_dir or Path(path).resolve().parent / "graphscope-traces",
             timeout,
         )
     progress(1.0, "done")

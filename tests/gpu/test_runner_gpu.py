@@ -145,7 +145,7 @@ def test_an_nsys_run_yields_two_exports_with_the_graph_launches(tmp_path):
     from graphscope.analysis.summary import summarize
     from graphscope.trace import load_trace
 
-    report = run_workload(EXAMPLES / "seed_vecadd.py", reps=3, warmup=2, nsys=True, nsys_dir=tmp_path)
+    report = run_workload(EXAMPLES / "seed_vecadd.py", reps=3, warmup=2, profile="nsys", trace_dir=tmp_path)
     assert set(report.traces) == {"eager", "graph"}
     graph = summarize(load_trace(report.traces["graph"]["sqlite"]))
     eager = summarize(load_trace(report.traces["eager"]["sqlite"]))

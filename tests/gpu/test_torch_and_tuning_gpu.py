@@ -101,7 +101,7 @@ def test_a_torch_workload_under_nsys(tmp_path):
     from graphscope.analysis.summary import summarize
     from graphscope.trace import load_trace
 
-    report = run_workload(TORCH_BLOCK, reps=5, warmup=2, nsys=True, nsys_dir=tmp_path)
+    report = run_workload(TORCH_BLOCK, reps=5, warmup=2, profile="nsys", trace_dir=tmp_path)
     graph = summarize(load_trace(report.traces["graph"]["sqlite"]))
     print("torch graph trace:", graph["launch"]["verdict"])
     assert graph["scope"]["windows"] == 5 and graph["graphs"]["launches"] == 5
@@ -251,3 +251,27 @@ def test_kill_9_of_the_workload_child_mid_run_is_named_and_the_database_is_whole
     assert _integrity(db) == "ok"
     (run,) = SessionStore(db).runs()
     assert run["status"] == "failed" and run["error_kind"] == "died"  # the run that was in flight, nothing else
+
+
+@needs_torch
+@pytest.mark.parametrize("workload", [TORCH_BLOCK, EXAMPLES / "seed_vecadd.py"], ids=["torch", "cupy"])
+def test_a_timeline_without_nsys_from_torch_profiler(workload, tmp_path):
+    """--profile torch: each mode's trace is a PyTorch-profiler trace that graphscope reads, scoped to the
+    measured repetitions; in graph mode every replayed kernel is attributed to its graph launch."""
+    from graphscope.analysis.summary import summarize
+    from graphscope.trace import load_trace
+
+    report = run_workload(workload, reps=10, warmup=2, profile="torch", trace_dir=tmp_path)
+    data = report.to_json()
+    print(workload.name, "profiled:", json.dumps(data["profiled"]))
+    eager = summarize(load_trace(report.traces["eager"]["sqlite"]))
+    graph_trace = load_trace(report.traces["graph"]["sqlite"])
+    graph = summarize(graph_trace)
+    print("eager:", eager["launch"]["verdict"], "| graph:", graph["launch"]["verdict"], graph["graphs"])
+    assert eager["scope"]["windows"] == 5 and graph["scope"]["windows"] == 5
+    assert graph["graphs"]["launches"] >= 5 and eager["graphs"]["launches"] == 0
+    assert graph["kernels"]["count"] > 0 and graph["launch"]["verdict"].startswith("graphs in use")
+    replayed = int((graph_trace.kernels.graph_node >= 0).sum())
+    assert replayed > 0 and graph["graphs"]["node_activities"] >= replayed
+    for mode in ("eager", "graph"):
+        assert data["profiled"][mode]["profiler"] == "torch" and data["profiled"][mode]["overhead"] is not None
