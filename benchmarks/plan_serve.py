@@ -6,7 +6,7 @@ N requests drawn from a skewed request-size distribution through the chosen grap
 stored measurements are re-planned (no GPU) with the engine-default-like list's own memory and capture
 time as budgets: expected step of the plan against that list's at equal budget.
 
-    python benchmarks/plan_serve.py [--serve 500] [--reps 10] [--out DIR]
+    python benchmarks/plan_serve.py [--serve 500] [--reps 10] [--out DIR] [--only torch_block ...]
 """
 
 from __future__ import annotations
@@ -47,11 +47,14 @@ def main() -> None:
     parser.add_argument("--serve", type=int, default=500)
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--out", type=Path, default=Path("/tmp/plan-serve"))
+    parser.add_argument("--only", nargs="*", help="workload stems to run (default: all)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     session = str(args.out / "session.sqlite")
     rows = []
     for workload, sizes in CASES:
+        if args.only and Path(workload).stem not in args.only:
+            continue
         largest = 64 if sizes is None else int(sizes.split("-")[1])
         traffic = skewed_traffic(args.out / f"traffic_{largest}.csv", largest)
         common = ["--traffic", str(traffic), "--session", session, "--reps", str(args.reps)]

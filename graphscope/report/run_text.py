@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphscope.core.rules import PROFILER_DISTORTS
 from graphscope.core.units import format_ns
 
 
@@ -91,4 +92,9 @@ def render_run(report: dict[str, Any]) -> str:
                 line += f", {seen['overhead']:+.1%} against the unprofiled run"
             line += ")"
         lines.append(line)
+        if seen and (seen.get("overhead") or 0) > PROFILER_DISTORTS:
+            lines.append(
+                f"    the profiler slowed {mode} by more than {PROFILER_DISTORTS:.0%}: its launch figures are the "
+                "profiler's; judge speed from the unprofiled numbers above and the trace for its shape"
+            )
     return "\n".join(lines)

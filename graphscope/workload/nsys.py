@@ -53,11 +53,11 @@ def profile_requests(
     nsys = nsys_or_explain()
     folder.mkdir(parents=True, exist_ok=True)
     base = folder / stem
-    batch, answers = base.with_suffix(".requests.jsonl"), base.with_suffix(".responses.jsonl")
+    batch, responses = base.with_suffix(".requests.jsonl"), base.with_suffix(".responses.jsonl")
     batch.write_text("".join(json.dumps(r) + "\n" for r in [{"command": "hello"}, *requests, {"command": "shutdown"}]))
     try:
-        _run(profile_command(nsys, base, batch, answers), timeout, "nsys profile")
-        for line in answers.read_text().splitlines() if answers.exists() else []:
+        _run(profile_command(nsys, base, batch, responses), timeout, "nsys profile")
+        for line in responses.read_text().splitlines() if responses.exists() else []:
             answer = decode(line)
             if not answer.get("ok"):
                 raise_for(answer["error"])
@@ -67,7 +67,7 @@ def profile_requests(
         _run([nsys, "export", "--type", "sqlite", "-f", "true", "-o", str(sqlite), str(report)], timeout, "nsys export")
     finally:
         batch.unlink(missing_ok=True)
-        answers.unlink(missing_ok=True)
+        responses.unlink(missing_ok=True)
     return {"report": str(report), "sqlite": str(sqlite)}
 
 

@@ -271,7 +271,7 @@ def test_a_timeline_without_nsys_from_torch_profiler(workload, tmp_path):
     assert eager["scope"]["windows"] == 5 and graph["scope"]["windows"] == 5
     assert graph["graphs"]["launches"] >= 5 and eager["graphs"]["launches"] == 0
     assert graph["kernels"]["count"] > 0 and graph["launch"]["verdict"].startswith("graphs in use")
-    replayed = int((graph_trace.kernels.graph_node >= 0).sum())
-    assert replayed > 0 and graph["graphs"]["node_activities"] >= replayed
+    replayed = int((graph_trace.kernels.graph_node >= 0).sum())  # warm-up replays and the measured ones
+    assert replayed >= graph["graphs"]["node_activities"] > 0
     for mode in ("eager", "graph"):
         assert data["profiled"][mode]["profiler"] == "torch" and data["profiled"][mode]["overhead"] is not None

@@ -76,3 +76,17 @@ def test_nsys_shorthand_still_means_profile_nsys(tmp_path, capsys, monkeypatch):
     workload.write_text("def setup(ctx):\n    raise SystemExit('must not run')\n")
     assert main(["run", str(workload), "--nsys", "--session", str(tmp_path / "s.sqlite")]) == 2
     assert "nsys (Nsight Systems) was not found" in capsys.readouterr().err
+
+
+def test_a_profiler_that_slows_a_mode_much_is_named_as_the_source_of_its_launch_figures(tmp_path):
+    report = fake_report(tmp_path / "w.py", eager_ms=5.4, graph_ms=1.05)
+    report.traces = {m: {"sqlite": f"{m}.json", "report": f"{m}.json"} for m in ("eager", "graph")}
+    slow = report.modes["graph"].stats("wall_ns").median * 2.64  # as torch.profiler did to the seed's graph
+    report.profiled = {
+        "eager": {"profiler": "torch", "reps": 5, "wall_ns": report.modes["eager"].stats("wall_ns").median * 1.05},
+        "graph": {"profiler": "torch", "reps": 5, "wall_ns": slow},
+    }
+    for mode in report.profiled:
+        report.profiled[mode]["gpu_ns"] = report.profiled[mode]["wall_ns"]
+    text = render_run(report.to_json())
+    assert "the profiler slowed graph by more than 20%" in text and "slowed eager" not in text
