@@ -383,7 +383,7 @@ def _trace_dags(path: Path) -> list:
 def _cmd_plan(args: argparse.Namespace) -> int:
     from graphscope.core.errors import BadInputError
     from graphscope.plan.budgets import parse_bytes, parse_startup
-    from graphscope.plan.runner import make_plan, measure, record, serve_check
+    from graphscope.plan.runner import measure, plan_and_record
     from graphscope.plan.sizes_text import DEFAULT_LIKE, parse_sizes
     from graphscope.plan.traffic import read_traffic
     from graphscope.report.plan_text import render_plan
@@ -410,16 +410,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         progress = _progress_printer(not args.json and sys.stderr.isatty())
         checks = {"timeout": args.timeout, "order_check": not args.no_order_check, "progress": progress}
         measured = measure(workload, sizes, args.reps, **checks)
-    if traffic is None:
-        largest = max(m["size"] for m in measured["measurements"]["sizes"])
-        traffic = dict.fromkeys(range(1, largest + 1), 1.0)  # every size up to the largest, equally often
-    data = make_plan(measured, traffic, memory, startup, compare)
-    if args.serve:
-        workload = Path(data["workload"])
-        if not workload.is_file():
-            raise BadInputError(f"--serve runs the workload again, and {workload} is gone")
-        data["served"] = serve_check(workload, data, args.serve, args.timeout)
-    data = record(recorder, data)
+    data = plan_and_record(recorder, measured, traffic, memory, startup, compare, args.serve, args.timeout)
     print(json.dumps(data, indent=2) if args.json else render_plan(data) + f"\n  stored as plan {data['plan_id']}")
     return 0
 

@@ -19,6 +19,8 @@ from graphscope.plan.optimizer import Choice, SizeCost, evaluate, plan
 from graphscope.workload.session import DEFAULT_TIMEOUT_S, WorkloadSession
 
 FORMAT = "graphscope-plan/1"
+MEASURED = ("format", "workload", "started", "finished", "reps", "environment", "measurements", "order_effect")
+"""What `measure` produced: all a stored plan gives a re-plan (its results are made again)."""
 
 
 def measure(
@@ -101,7 +103,7 @@ def make_plan(
         usable = [s for s in compare if s in measured_sizes]
         compared = {"asked": compare, "measured": usable, **evaluate(costs, traffic, usable).to_json()}
     return {
-        **measured,
+        **{key: measured[key] for key in MEASURED if key in measured},  # a re-plan keeps no stale results
         "traffic": {str(k): v for k, v in sorted(traffic.items())},
         "budgets": {"memory_bytes": memory_budget, "startup_ns": startup_budget_ns},
         "per_size": [
@@ -155,6 +157,34 @@ def verdict(best: Choice | None, all_eager: Choice, compared: dict[str, Any] | N
             f"{format_bytes(compared['memory_bytes'])}, {format_ns(compared['startup_ns'])} at start-up"
         )
     return text
+
+
+def plan_and_record(
+    recorder: Recorder,
+    measured: dict[str, Any],
+    traffic: dict[int, float] | None = None,
+    memory_budget: int | None = None,
+    startup_budget_ns: float | None = None,
+    compare: list[int] | None = None,
+    serve: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    cancel: CancelToken | None = None,
+) -> dict[str, Any]:
+    """Plan measured (or stored) sizes, optionally serve the plan (`serve_check`), and store it: the one
+    path `graphscope plan` and the Plan panel both drive. Without traffic every size up to the largest
+    measured is equally likely."""
+    if traffic is None:
+        largest = max(m["size"] for m in measured["measurements"]["sizes"])
+        traffic = dict.fromkeys(range(1, largest + 1), 1.0)
+    data = make_plan(measured, traffic, memory_budget, startup_budget_ns, compare)
+    if serve:
+        workload = Path(data["workload"])
+        if not workload.is_file():
+            from graphscope.core.errors import BadInputError
+
+            raise BadInputError(f"serving runs the workload again, and {workload} is gone")
+        data["served"] = serve_check(workload, data, serve, timeout, cancel)
+    return record(recorder, data)
 
 
 def record(recorder: Recorder, data: dict[str, Any]) -> dict[str, Any]:

@@ -152,3 +152,7 @@ def test_serving_the_chosen_graphs_checks_the_prediction(workload, tmp_path, cap
     out = tmp_path / "p.md"
     assert main(["report", f"plan:{plan['plan_id']}", "--session", session, "-o", str(out)]) == 0
     assert "served 400 requests" in out.read_text()
+    capsys.readouterr()
+    # a re-plan with another budget has not been served: the old check does not carry over
+    assert main(["plan", f"plan:{plan['plan_id']}", "--memory", "4MiB", "--session", session, "--json"]) == 0
+    assert "served" not in json.loads(capsys.readouterr().out)
