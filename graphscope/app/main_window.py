@@ -31,6 +31,7 @@ from graphscope.app.compare import CompareWindow
 from graphscope.app.graph_panel import GraphPanel
 from graphscope.app.lanes_panel import LanesPanel
 from graphscope.app.panels import DetailsPanel, HistogramPanel, SummaryPanel
+from graphscope.app.plan_panel import PlanPanel
 from graphscope.app.recent_files import RecentFiles
 from graphscope.app.report_dialog import export_perfetto, export_report
 from graphscope.app.run_panel import RunPanel
@@ -101,6 +102,7 @@ class MainWindow(QMainWindow):
         self.dag_view = self.graph_panel.dag_view
         self.run_panel = RunPanel()
         self.tune_panel = TunePanel()
+        self.plan_panel = PlanPanel()
         self.compare_windows: list[CompareWindow] = []
         self._docks()
         self._menus()
@@ -138,7 +140,8 @@ class MainWindow(QMainWindow):
         self.graph_dock = self._dock("Graph", self.graph_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
         run = self._dock("Run", self.run_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
         tune = self._dock("Tune", self.tune_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
-        for dock in (self.graph_dock, run, tune):
+        plan = self._dock("Plan", self.plan_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
+        for dock in (self.graph_dock, run, tune, plan):
             self.tabifyDockWidget(kernels, dock)
         kernels.raise_()
         lanes = self._dock("Lanes", self.lanes, Qt.DockWidgetArea.LeftDockWidgetArea)

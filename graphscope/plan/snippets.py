@@ -28,7 +28,8 @@ def engine_snippet(engine: str, sizes: Sequence[int]) -> str:
         config = json.dumps({"cudagraph_capture_sizes": chosen})
         return f"vllm serve MODEL --max-num-seqs {chosen[-1]} --compilation-config '{config}'"
     if engine == "SGLang":
-        return f"python -m sglang.launch_server --model-path MODEL --cuda-graph-bs {listed} --cuda-graph-max-bs {chosen[-1]}"
+        launch = "python -m sglang.launch_server --model-path MODEL"
+        return f"{launch} --cuda-graph-bs {listed} --cuda-graph-max-bs {chosen[-1]}"
     if engine == "TensorRT-LLM":
         return f"cuda_graph_config:\n  enable_padding: true\n  batch_sizes: [{', '.join(map(str, chosen))}]"
     raise ValueError(f"unknown engine {engine!r}: one of {', '.join(ENGINES)}")

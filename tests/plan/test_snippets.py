@@ -23,7 +23,8 @@ def test_vllm_gets_its_compilation_config_json():
 def test_sglang_gets_its_batch_size_list():
     words = shlex.split(engine_snippet("SGLang", SIZES))
     at = words.index("--cuda-graph-bs") + 1
-    assert words[at : at + 6] == ["1", "2", "4", "8", "16", "48"] and words[words.index("--cuda-graph-max-bs") + 1] == "48"
+    assert words[at : at + 6] == ["1", "2", "4", "8", "16", "48"]
+    assert words[words.index("--cuda-graph-max-bs") + 1] == "48"
 
 
 def test_tensorrt_llm_gets_yaml_with_padding_on():
