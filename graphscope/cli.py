@@ -36,6 +36,12 @@ def _add_summary(sub: argparse._SubParsersAction) -> None:
         "--whole-trace", action="store_true", help="a graphscope run's trace: all of it, not just the measured reps"
     )
     p.add_argument("--by-nvtx", action="store_true", help="add a table with one row per NVTX range name")
+    p.add_argument(
+        "--capture",
+        type=Path,
+        metavar="FILE",
+        help="a trace of the graphs' capture: each replayed node gets the operator that launched it",
+    )
     p.set_defaults(handler=_cmd_summary)
 
 
@@ -280,8 +286,17 @@ def _cmd_summary(args: argparse.Namespace) -> int:
         from graphscope.analysis.nvtx_table import nvtx_table
 
         summary["nvtx_ranges"] = nvtx_table(trace, analysis)
+    if args.capture is not None or _has_graph_nodes(trace):
+        from graphscope.analysis.capture_ops import attribute
+
+        summary["capture_attribution"] = attribute(trace, load_trace(args.capture) if args.capture else None)
     print(json.dumps(summary, indent=2) if args.json else render_summary(summary))
     return 0
+
+
+def _has_graph_nodes(trace) -> bool:
+    """Does any replayed graph work carry node ids (node-level tracing)? Only then can nodes be attributed."""
+    return any(len(t) and bool((t.graph_node >= 0).any()) for t in (trace.kernels, trace.memcpy, trace.memset))
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -111,7 +111,34 @@ def render_summary(s: dict[str, Any]) -> str:
                 f"{r['kernels']:>8,}  {r['launch_calls']:>8,}  {format_ns(r['launch_ns']):>10}  "
                 f"{format_ns(r['gpu_busy_ns']):>10}  {r['overhead_ratio']:>7.2f}"
             )
+    if s.get("capture_attribution"):
+        lines += capture_lines(s["capture_attribution"])
     for title, items in (("Not in this file", s["lacks"]), ("Warnings", s["warnings"])):
         if items:
             lines += ["", title] + [f"  - {item}" for item in items]
     return "\n".join(lines)
+
+
+def capture_lines(found: dict[str, Any], limit: int = 15) -> list[str]:
+    """The replayed graph work by the operator (and frame) that launched it during capture."""
+    lines = ["", "Graph work by the operator that launched it during capture (every replay in the trace)"]
+    if found.get("note"):
+        lines.append(f"  {found['note']}")
+    if not found["operators"]:
+        return lines
+    width = min(40, max(len(o["operator"]) for o in found["operators"]))
+    lines.append(f"  {'operator':<{width}}  {'nodes':>5}  {'replayed':>8}  {'GPU time':>10}  frame")
+    for o in found["operators"][:limit]:
+        name = o["operator"] if len(o["operator"]) <= width else o["operator"][: width - 1] + "…"
+        lines.append(
+            f"  {name:<{width}}  {o['nodes']:>5,}  {o['activities']:>8,}  {format_ns(o['gpu_ns']):>10}  "
+            f"{o['frame'] or '-'}"
+        )
+    if len(found["operators"]) > limit:
+        lines.append(f"  … {len(found['operators']) - limit} more operators (--json has them all)")
+    if any(g["by_position_only"] for g in found["graphs"]):
+        lines.append(
+            "  (a graph ran on several streams: its nodes are matched to the capture's calls by position, "
+            "which start order may not keep)"
+        )
+    return lines

@@ -1,8 +1,8 @@
 """PyTorch-profiler (Kineto) traces as the same columnar tables an Nsight Systems export gives.
 
 - CPU: `cuda_runtime` and `cuda_driver` events (HIP names too) are API rows; `cpu_op`,
-  `user_annotation` and `python_function` ranges are NVTX-like ranges of their thread (so
-  `ProfilerStep#N` ranges are steps: `nvtx:'ProfilerStep#*'`).
+  `user_annotation` and `python_function` ranges are NVTX-like ranges of their thread, their category
+  kept as the range's domain (RANGE_DOMAINS; so `ProfilerStep#N` ranges are steps: `nvtx:'ProfilerStep#*'`).
 - GPU: `kernel`, `gpu_memcpy` and `gpu_memset` events on their device and stream, with grid, block,
   registers, shared memory, bytes and copy direction where the trace has them.
 - Graphs: a graph launch (`cudaGraphLaunch`, `hipGraphLaunch`) and the work it replayed share the launch's
@@ -29,7 +29,9 @@ from graphscope.trace.model import ExportInfo, GpuInfo, Trace
 from graphscope.trace.schema import NvtxType, classify_api
 
 API_CATEGORIES = {"cuda_runtime", "cuda_driver"}
-RANGE_CATEGORIES = {"cpu_op", "user_annotation", "python_function"}
+RANGE_DOMAINS = {"cpu_op": 1, "user_annotation": 2, "python_function": 3}
+"""A range's category, kept as its NVTX domain id (an Nsight export's ranges are domain 0)."""
+RANGE_CATEGORIES = set(RANGE_DOMAINS)
 _COPY = re.compile(r"Memcpy (\w+)")
 _COPY_KINDS = {"HtoD": 1, "DtoH": 2, "DtoD": 8, "HtoH": 9, "PtoP": 10}
 _GPU = ("start", "end", "device", "stream", "context", "correlation")
@@ -81,7 +83,7 @@ class _Columns:
                     elif cat == "gpu_memset":
                         rows["memset"].append((*_gpu(start, end, e.args), _int(e.args and e.args.bytes, 0)))
                     elif cat in RANGE_CATEGORIES:
-                        rows["nvtx"].append((start, end, name(e.name), *_cpu(e)))
+                        rows["nvtx"].append((start, end, name(e.name), *_cpu(e), RANGE_DOMAINS[cat]))
             except (TypeError, ValueError, OverflowError):
                 self.skipped += 1
 
@@ -141,7 +143,7 @@ def load_kineto(path: Path) -> Trace:
     if columns.skipped:
         warnings.append(f"{columns.skipped:,} events with values that are not numbers were left out")
     api = _table(columns.rows["api"], ("start", "end", "name", "correlation", "pid", "tid"))
-    nvtx = _table(columns.rows["nvtx"], ("start", "end", "text", "pid", "tid"))
+    nvtx = _table(columns.rows["nvtx"], ("start", "end", "text", "pid", "tid", "domain"))
     pids = np.unique(np.concatenate([api.pid, nvtx.pid])) if len(api) + len(nvtx) else np.array([0])
     processes = Table(
         {
@@ -248,7 +250,7 @@ def _nvtx(nvtx: Table, processes: Table, thread_of: dict) -> Table:
             "end": nvtx.end,
             "event_type": np.full(len(nvtx), NvtxType.PUSH_POP, np.int16),
             "text": nvtx.text.astype(np.int32),
-            "domain": np.zeros(len(nvtx), np.int64),
+            "domain": nvtx.domain.astype(np.int64),
             "color": np.full(len(nvtx), -1, np.int64),
             **_cpu_columns(nvtx, processes, thread_of),
         }

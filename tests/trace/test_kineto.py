@@ -60,7 +60,7 @@ def _union(intervals):
     return total
 
 
-@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name.split("__")[1][:30])
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name.split("__")[-1][:30])
 def test_counts_and_busy_time_agree_with_a_plain_json_count(path):
     expected = plain(path)
     trace = load_trace(path)
