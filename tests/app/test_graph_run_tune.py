@@ -161,6 +161,23 @@ def test_eager_and_graph_traces_open_one_above_the_other_on_linked_axes(qtbot):
     assert "graph launches" in window.labels["graph"].text()
 
 
+def test_a_torch_profiled_run_opens_beside_an_nsight_export_and_their_report_warns(qtbot):
+    """The Compare window across sources: a PyTorch-profiler trace (a `run --profile torch` graph mode, its
+    measured repetitions) above an Nsight export; the report of the two says they were traced differently."""
+    from graphscope.app.compare import CompareWindow
+    from graphscope.report.compose import report_of
+
+    profiled = H200_NODE.parent / "kineto" / "h200_seed_vecadd_graph_profile_torch.json.gz"
+    window = CompareWindow({"graph": profiled, "nsight": H200_NODE})
+    qtbot.addWidget(window)
+    qtbot.waitUntil(lambda: len(window.documents) == 2, timeout=60_000)
+    assert "graph launches" in window.labels["graph"].text() and "kernels" in window.labels["nsight"].text()
+    assert window.export_button.isEnabled()
+    report, _ = report_of(*window.report_sides())
+    assert report["comparison"]["verdicts"]["traced"].startswith("the sides were traced differently: PyTorch")
+    assert report["a"]["steps"] == 5  # the profiled run's measured repetitions, not the whole trace
+
+
 def _boxes_overlap(view) -> bool:
     rects = [item.sceneBoundingRect() for item in view.items_by_group]
     return any(a.intersects(b) for i, a in enumerate(rects) for b in rects[i + 1 :])

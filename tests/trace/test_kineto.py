@@ -15,7 +15,7 @@ from graphscope.analysis.summary import summarize
 from graphscope.cli import main
 from graphscope.core.errors import NotAnExportError
 from graphscope.trace import load_trace
-from tests.conftest import DATA
+from tests.conftest import DATA, H200_NODE
 
 KINETO = DATA / "kineto"
 GRAPH_REPLAY = KINETO / "hta__trace_diff_test_graph_replay.json.gz"
@@ -151,3 +151,12 @@ def test_a_truncated_gzip_is_one_line(tmp_path, capsys):
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(NotAnExportError, match="cannot be read as a PyTorch-profiler trace"):
         load_trace(path)
+
+
+def test_a_kineto_trace_against_an_nsight_export_is_warned_about_in_the_headline(tmp_path):
+    """PyTorch's profiler and Nsight Systems cost launches differently: the report says so first."""
+    out = tmp_path / "r.json"
+    profiled = KINETO / "h200_seed_vecadd_graph_profile_torch.json.gz"
+    assert main(["report", str(profiled), str(H200_NODE), "-o", str(out)]) == 0
+    verdicts = json.loads(out.read_text())["comparison"]["verdicts"]
+    assert verdicts["traced"].startswith("the sides were traced differently: PyTorch's profiler against Nsight")
