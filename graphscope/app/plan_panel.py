@@ -28,16 +28,17 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
-    QWidget,
 )
 
 from graphscope.app.report_dialog import export_report
-from graphscope.app.workers import Task, start
+from graphscope.app.task_panel import TaskPanel
+from graphscope.app.workers import Task
 from graphscope.core.progress import CancelToken, ProgressCallback
-from graphscope.core.units import format_bytes, format_ns
 from graphscope.plan.snippets import ENGINES, engine_snippet
+from graphscope.report.plan_report import COLUMNS as PER_SIZE_COLUMNS
+from graphscope.report.plan_report import per_size_cells
 
-COLUMNS = ("size", "eager", "graph", "saves", "memory", "capture", "pays", "captured")
+COLUMNS = (*PER_SIZE_COLUMNS, "captured")
 CHOSEN = QColor(214, 234, 248)
 MIB = float(1 << 20)
 
@@ -76,11 +77,10 @@ def _plan(
     return plan_and_record(recorder, measured, requests, *budgets, DEFAULT_LIKE)
 
 
-class PlanPanel(QWidget):
+class PlanPanel(TaskPanel):
     def __init__(self, store_path: Path | None = None) -> None:
         super().__init__()
         self.store_path = store_path
-        self.task: Task | None = None
         self.tasks: list[Task] = []
         self.result: dict[str, Any] | None = None
         self.target = QLineEdit()
@@ -100,6 +100,7 @@ class PlanPanel(QWidget):
         self.reps.setRange(3, 1000)
         self.reps.setValue(20)
         self.plan_button, self.cancel_button = QPushButton("Plan"), QPushButton("Cancel")
+        self.start_button = self.plan_button
         self.plan_button.clicked.connect(self.plan)
         self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.setEnabled(False)
@@ -174,33 +175,8 @@ class PlanPanel(QWidget):
             self._error("choose a workload, or plan:ID to re-plan stored measurements")
             return
         fields = (self.sizes, self.traffic, self.memory, self.startup)
-        self.task = Task(_plan, target, *(f.text().strip() for f in fields), self.reps.value(), self.store_path)
-        self.task.signals.progressed.connect(self._progress)
-        self.task.signals.finished.connect(self._done)
-        self.task.signals.failed.connect(self._error)
-        self.plan_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.status.setStyleSheet("")
-        self.status.setText("measuring each size in a child process…" if target.endswith(".py") else "planning…")
-        start(self.task)
-
-    def cancel(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-
-    def _progress(self, fraction: float, message: str) -> None:
-        self.progress.setValue(int(fraction * 1000))
-        self.status.setText(message)
-
-    def _finish(self, message: str) -> None:
-        self.task = None
-        self.plan_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-        self.status.setText(message)
-
-    def _error(self, message: str) -> None:
-        self._finish(message)
-        self.status.setStyleSheet("color: #b3261e; font-weight: bold")
+        task = Task(_plan, target, *(f.text().strip() for f in fields), self.reps.value(), self.store_path)
+        self._start_task(task, "measuring each size in a child process…" if target.endswith(".py") else "planning…")
 
     def _done(self, result: dict[str, Any]) -> None:
         self.result = result
@@ -219,16 +195,7 @@ class PlanPanel(QWidget):
         chosen = set(self.chosen())
         self.table.setRowCount(0)
         for row in result["per_size"]:
-            cells = (
-                str(row["size"]),
-                format_ns(row["eager_ns"]),
-                format_ns(row["graph_ns"]),
-                f"{row['saving']:.0%}",
-                format_bytes(row["memory_bytes"]),
-                format_ns(row["startup_ns"]),
-                "yes" if row["pays"] else "no (under ~20%)",
-                "✓" if row["size"] in chosen else "",
-            )
+            cells = (*per_size_cells(row), "✓" if row["size"] in chosen else "")
             at = self.table.rowCount()
             self.table.insertRow(at)
             for column, text in enumerate(cells):

@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
-    QWidget,
 )
 
-from graphscope.app.workers import Task, start
+from graphscope.app.task_panel import TaskPanel
+from graphscope.app.workers import Task
 from graphscope.core.progress import CancelToken, ProgressCallback
 from graphscope.core.units import format_ns
 from graphscope.report.run_text import own_cost_line
@@ -57,13 +57,12 @@ TIMELINES = (
 )
 
 
-class RunPanel(QWidget):
+class RunPanel(TaskPanel):
     traces_ready = Signal(object)  # {mode: sqlite path}
 
     def __init__(self, store_path: Path | None = None) -> None:
         super().__init__()
         self.store_path = store_path
-        self.task: Task | None = None
         self.result: dict[str, Any] | None = None
         self.path = QLineEdit()
         self.path.setPlaceholderText("a workload file (see README: Workload format)")
@@ -80,6 +79,7 @@ class RunPanel(QWidget):
         for label, profiler in TIMELINES:
             self.timeline.addItem(label, profiler)
         self.run_button, self.cancel_button = QPushButton("Run"), QPushButton("Cancel")
+        self.start_button = self.run_button
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.setEnabled(False)
@@ -128,7 +128,7 @@ class RunPanel(QWidget):
             self._error(f"{path}: no such workload file")
             return
         modes = MODES if self.mode.currentText() == "both" else (self.mode.currentText(),)
-        self.task = Task(
+        task = Task(
             _run_and_record,
             path,
             modes,
@@ -137,33 +137,7 @@ class RunPanel(QWidget):
             self.timeline.currentData(),
             self.store_path,
         )
-        self.task.signals.progressed.connect(self._progress)
-        self.task.signals.finished.connect(self._done)
-        self.task.signals.failed.connect(self._error)
-        self.task.signals.cancelled.connect(lambda: self._finish("cancelled; the workload process was stopped"))
-        self.run_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.status.setStyleSheet("")
-        self.status.setText(f"running {path.name} in a child process…")
-        start(self.task)
-
-    def cancel(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-
-    def _progress(self, fraction: float, message: str) -> None:
-        self.progress.setValue(int(fraction * 1000))
-        self.status.setText(message)
-
-    def _finish(self, message: str) -> None:
-        self.task = None
-        self.run_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-        self.status.setText(message)
-
-    def _error(self, message: str) -> None:
-        self._finish(message)
-        self.status.setStyleSheet("color: #b3261e; font-weight: bold")
+        self._start_task(task, f"running {path.name} in a child process…")
 
     def _done(self, result: dict[str, Any]) -> None:
         self.result = result

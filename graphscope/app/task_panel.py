@@ -1,0 +1,58 @@
+"""What the Run and Plan panels share: one background task at a time, a start and a cancel button, a
+progress bar and a status line that turns red on failure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QWidget
+
+from graphscope.app.workers import Task, start
+
+FAILED_STYLE = "color: #b3261e; font-weight: bold"
+
+
+class TaskPanel(QWidget):
+    """Subclasses set `start_button`, `cancel_button`, `progress` and `status`, and define `_done(result)`."""
+
+    start_button: QPushButton
+    cancel_button: QPushButton
+    progress: QProgressBar
+    status: QLabel
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.task: Task | None = None
+
+    def _start_task(self, task: Task, message: str) -> None:
+        self.task = task
+        task.signals.progressed.connect(self._progress)
+        task.signals.finished.connect(self._done)
+        task.signals.failed.connect(self._error)
+        task.signals.cancelled.connect(lambda: self._finish("cancelled; the workload process was stopped"))
+        self.start_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.status.setStyleSheet("")
+        self.status.setText(message)
+        start(task)
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def _progress(self, fraction: float, message: str) -> None:
+        self.progress.setValue(int(fraction * 1000))
+        self.status.setText(message)
+
+    def _finish(self, message: str) -> None:
+        self.task = None
+        self.start_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.status.setText(message)
+
+    def _error(self, message: str) -> None:
+        self._finish(message)
+        self.status.setStyleSheet(FAILED_STYLE)
+
+    def _done(self, result: Any) -> None:
+        raise NotImplementedError
