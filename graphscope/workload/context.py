@@ -276,6 +276,20 @@ class WorkloadContext:
         """Declare the arrays whose values must match between eager, graph and tuned runs."""
         self._outputs.update(arrays)
 
+    def pinned(self, shape: int | tuple[int, ...], dtype: Any = "float32") -> Any:
+        """A NumPy array in page-locked host memory: the host side of `ctx.copy` (a request in, an answer out)."""
+        from graphscope.workload.copies import pinned
+
+        return pinned(self.cupy, shape, dtype)
+
+    def copy(self, dst: Any, src: Any, stream: Any = None) -> None:
+        """dst <- src on `stream` (default ctx.stream) with cudaMemcpyAsync: host (from ctx.pinned) to device,
+        device to host, or device to device; captured as a memcpy node in graph mode, where CuPy's own
+        `.set` / `.get` are refused."""
+        from graphscope.workload.copies import copy
+
+        copy(dst, src, stream or self.stream)
+
     def new_stream(self) -> Any:
         """An extra non-blocking stream for fork/join steps (join it back into `ctx.stream`)."""
         return self.cupy.cuda.Stream(non_blocking=True)

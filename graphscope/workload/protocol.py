@@ -37,6 +37,11 @@ CUBLAS_HINT = (
     "CuPy refuses cuBLAS (cupy.matmul, @, cupy.dot) while a stream captures; use ctx.matmul(a, b, out=c), "
     "which runs the GEMM through PyTorch and is captured (README: Workload format)"
 )
+COPY_HINT = (
+    "CuPy refuses host<->device copies (ndarray.set, .get, cupy.asarray of host data) while a stream "
+    "captures; copy with ctx.copy(dst, src) between a ctx.pinned(shape, dtype) host buffer and a device "
+    "array: CUDA captures that as a memcpy node (README: Workload format)"
+)
 CAPTURE_MARKERS = ("StreamCapture", "captur", "Captur", "cudaErrorNotPermitted")
 FAULT_MARKERS = (
     "IllegalAddress",
@@ -87,5 +92,10 @@ def describe_error(kind: str, detail: str) -> str:
     tail = f": {detail}" if detail else ""
     hint = ""
     if kind == "capture_failed":
-        hint = f" ({CUBLAS_HINT})" if "cuBLAS" in detail else f" ({CAPTURE_HINT})"
+        if "cuBLAS" in detail:
+            hint = f" ({CUBLAS_HINT})"
+        elif "transfers are disallowed" in detail or "H2D" in detail or "D2H" in detail:
+            hint = f" ({COPY_HINT})"
+        else:
+            hint = f" ({CAPTURE_HINT})"
     return f"{lead}{tail}{hint}"

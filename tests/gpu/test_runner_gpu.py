@@ -156,3 +156,45 @@ def test_an_nsys_run_yields_two_exports_with_the_graph_launches(tmp_path):
     assert whole["graphs"]["launches"] == 5  # and the two warm-up replays
     vec_add = next(k for k in eager["top_kernels"] if k["name"] == "vec_add")
     assert eager["graphs"]["launches"] == 0 and vec_add["count"] == 1000 * 3  # the measured repetitions
+
+
+def test_a_request_pipeline_with_pinned_copies_is_captured_and_replays_byte_for_byte(tmp_path):
+    """Copy a request in from pinned memory, compute, copy the answer out: captured as memcpy nodes, the
+    graph's outputs equal to eager's byte for byte."""
+    path = tmp_path / "pipeline.py"
+    path.write_text('''
+import numpy as np
+SOURCE = r"""
+extern "C" __global__ void twice(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.f * x[i];
+}
+"""
+N = 1 << 16
+def setup(ctx):
+    cp = ctx.cupy
+    k = ctx.kernel(SOURCE, "twice")
+    request, answer = ctx.pinned(N, np.float32), ctx.pinned(N, np.float32)
+    request[:] = np.arange(N, dtype=np.float32)
+    x, y = cp.empty(N, cp.float32), cp.empty(N, cp.float32)
+    out = cp.empty(N, cp.float32)
+    ctx.outputs(out=out)
+    def step(ctx):
+        ctx.copy(x, request)
+        ctx.launch(k, problem=N, block=256, args=(x, y, np.int32(N)), name="twice")
+        ctx.copy(answer, y)
+        ctx.copy(out, y)
+    return step
+''')
+    report = run_workload(path, reps=10, warmup=2)
+    data = report.to_json()
+    print("pipeline:", data["verdict"])
+    assert data["outputs_match"] and report.modes["graph"].outputs["exact"]
+    assert report.modes["graph"].capture["launches_captured"] == 1
+
+
+def test_a_copy_from_pageable_memory_is_refused_with_the_reason(tmp_path):
+    path = _workload(tmp_path, "        ctx.copy(x, host)", setup_extra="    host = np.zeros(256, np.float32)")
+    with pytest.raises(WorkloadError) as caught:
+        WorkloadSession(path).close()
+    assert "page-locked" in caught.value.message and "ctx.pinned" in caught.value.message
