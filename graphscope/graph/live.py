@@ -16,11 +16,33 @@ from typing import Any
 from graphscope.core.events import node_id
 from graphscope.core.launch_config import Dim, Site, block_problem
 from graphscope.graph.model import Dag, DagNode
+from graphscope.graph.names import readable
 
 NOT_TUNABLE = (
     "not tunable: a library kernel (cuBLAS, cuDNN, PyTorch, CuPy's own) whose code assumes the launch "
     "configuration it was built for; only ctx.launch sites are tuned"
 )
+
+
+_MEMORY = {1: "H", 2: "D", 3: "D", 4: "U"}  # CUmemorytype: host, device, array (on the device), unified
+
+
+def copy_direction(params: Any, driver: Any = None) -> str:
+    """'HtoD', 'DtoH', 'DtoD', 'HtoH' of a memcpy node's CUDA_MEMCPY3D; a unified (by-pointer) side is
+    resolved through the pointer's memory type where the driver tells it, else stays 'U'."""
+
+    def side(kind_field: str, pointer_field: str) -> str:
+        kind = _MEMORY.get(int(getattr(params, kind_field, 0) or 0), "?")
+        if kind == "U" and driver is not None:
+            try:
+                attribute = driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+                err, found = driver.cuPointerGetAttribute(attribute, int(getattr(params, pointer_field)))
+                kind = _MEMORY.get(int(found), "U") if int(err) == 0 else "U"
+            except Exception:  # an old driver binding, or no such attribute: the direction stays unified
+                kind = "U"
+        return kind
+
+    return f"{side('srcMemoryType', 'srcDevice')}to{side('dstMemoryType', 'dstDevice')}"
 
 
 def _check(result: tuple[Any, ...], what: str) -> tuple[Any, ...]:
@@ -71,7 +93,10 @@ class LiveGraph:
             node.block = (params.blockDimX, params.blockDimY, params.blockDimZ)
             node.shared_mem = int(params.sharedMemBytes)
             (name,) = _check(self.driver.cuFuncGetName(params.func), "cuFuncGetName")
-            node.name = name.decode() if isinstance(name, bytes) else str(name)
+            symbol = name.decode() if isinstance(name, bytes) else str(name)
+            node.name, full = readable(symbol)
+            if full is not None:  # a C++ kernel: its whole signature and symbol stay in the detail
+                node.detail.update(full_name=full, symbol=symbol)
         elif type_name == "memset":
             (params,) = _check(self.driver.cuGraphMemsetNodeGetParams(handle), "cuGraphMemsetNodeGetParams")
             node.detail = {
@@ -80,14 +105,18 @@ class LiveGraph:
             }
         elif type_name == "memcpy":
             (params,) = _check(self.driver.cuGraphMemcpyNodeGetParams(handle), "cuGraphMemcpyNodeGetParams")
-            node.detail = {"bytes": int(params.WidthInBytes) * max(int(params.Height), 1) * max(int(params.Depth), 1)}
+            node.detail = {
+                "bytes": int(params.WidthInBytes) * max(int(params.Height), 1) * max(int(params.Depth), 1),
+                "direction": copy_direction(params, self.driver),
+            }
+            node.name = f"memcpy {node.detail['direction']}"
         return node
 
     def _match_sites(self, sites: list[Site]) -> dict[int, Site]:
         """Kernel nodes are in capture order, as are the recorded sites: pair them by kernel name."""
         matched, queue = {}, list(sites)
         for node in self.nodes:
-            if node.type == "kernel" and queue and node.name == queue[0].kernel:
+            if node.type == "kernel" and queue and node.detail.get("symbol", node.name) == queue[0].kernel:
                 site = queue.pop(0)
                 matched[node.index] = site
                 node.site = site.key

@@ -93,6 +93,9 @@ def test_a_torch_workload_runs_as_a_cuda_graph_and_its_dag_is_read_from_the_raw_
     assert len(kernels) >= 8 and all(n.name and n.block and n.site is None for n in kernels)
     assert all("not tunable" in n.detail["tunable"] for n in kernels)
     assert len(dag.edges) >= len(dag.nodes) - 1
+    # PyTorch's kernels are C++ templates: shown by their demangled, shortened names, the signature kept
+    assert not any(n.name.startswith("_Z") for n in kernels)
+    assert any(n.detail.get("full_name", "").startswith("void at::native::") for n in kernels)
 
 
 @needs_torch
