@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from graphscope.app.report_dialog import export_report
 from graphscope.app.timeline import TimelineView
@@ -58,6 +59,13 @@ class CompareWindow(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(splitter, 1)
+        QShortcut(QKeySequence("Ctrl+W"), self, self.close)
+        QShortcut(QKeySequence("Ctrl+Q"), self, QApplication.closeAllWindows)  # as in the main window
+
+    def closeEvent(self, event) -> None:
+        for task in self.tasks:  # a trace still loading stops rather than finishing for a closed window
+            task.cancel()
+        super().closeEvent(event)
 
     def _loaded(self, label: str, document: TraceDocument) -> None:
         self.documents[label] = document

@@ -22,6 +22,9 @@ BOX_W, BOX_H, GAP_X, GAP_Y = 170.0, 46.0, 60.0, 22.0
 TYPE_COLORS = {"kernel": (66, 133, 244), "memcpy": (15, 157, 88), "memset": (0, 150, 136)}
 
 
+READABLE = 0.6  # the smallest fitted scale: box text stays about 6 px or larger
+
+
 def heat(share: float) -> QColor:
     """White to deep red by share of graph time."""
     share = float(np.clip(share, 0.0, 1.0)) ** 0.5
@@ -168,13 +171,25 @@ class DagView(QGraphicsView):
             self.scene().addPolygon(head, pen, QBrush(QColor(120, 120, 130))).setZValue(-1)
 
     def fit(self) -> None:
-        """The whole drawing in view, at most life size (a 3-box graph is not blown up)."""
+        """The whole drawing in view, at most life size (a 3-box graph is not blown up) and never below
+        READABLE (a long graph in a short dock scrolls instead of shrinking to unreadable boxes)."""
         self._fitted = self.isVisible() and self.viewport().width() > 50
         self.resetTransform()
         bounds = self.scene().itemsBoundingRect().adjusted(-20, -50, 20, 20)
         if bounds.width() > self.viewport().width() or bounds.height() > self.viewport().height():
             self.fitInView(bounds, Qt.AspectRatioMode.KeepAspectRatio)
+            if self.transform().m11() < READABLE:
+                self.resetTransform()
+                self.scale(READABLE, READABLE)
+                self.centerOn(bounds.left() + self.viewport().width() / (2 * READABLE), bounds.center().y())
+                return
         self.centerOn(bounds.center())
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_F:  # as F fits the timeline
+            self.fit()
+            return
+        super().keyPressEvent(event)
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         factor = 1.2 if event.angleDelta().y() > 0 else 1 / 1.2

@@ -61,6 +61,15 @@ SHORTCUTS = (
     "G: idle gaps · drag the time axis: scope · Backspace: clear the scope · "
     "Esc: clear selection · Shift+wheel: scroll lanes"
 )
+KEYBOARD = "\n".join(
+    (
+        "Timeline: " + SHORTCUTS,
+        "Files: Ctrl+O open · Ctrl+Shift+O compare with another trace · Ctrl+E export a report · "
+        "Ctrl+] / Ctrl+[ next / previous window of a large file · Ctrl+Q quit (every window)",
+        "Graph view: F fit the graph · wheel zoom · drag to pan",
+        "Compare window: Ctrl+W close it · Ctrl+Q quit",
+    )
+)
 
 
 class MainWindow(QMainWindow):
@@ -181,7 +190,7 @@ class MainWindow(QMainWindow):
         for dock in self.findChildren(QDockWidget):
             view.addAction(dock.toggleViewAction())
         help_menu = bar.addMenu("&Help")
-        self._action(help_menu, "&Keyboard", lambda: QMessageBox.information(self, "Keyboard", SHORTCUTS))
+        self._action(help_menu, "&Keyboard", lambda: QMessageBox.information(self, "Keyboard", KEYBOARD))
         self._action(
             help_menu,
             "&About",
@@ -217,6 +226,8 @@ class MainWindow(QMainWindow):
             self.restoreState(state, STATE_VERSION)
 
     def closeEvent(self, event) -> None:
+        for window in self.compare_windows:  # File > Quit ends the program, not only this window
+            window.close()
         self.cancel_loading()
         self.tune_panel.close_session()
         if self.persist:

@@ -1,0 +1,50 @@
+"""What a new user's walk found (issue 23), fixed: a readable Graph view, quitting with Compare open, the
+whole keyboard in Help."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from graphscope.graph.model import Dag, DagNode
+from tests.conftest import DATA, H200_NODE
+
+
+def test_a_long_graph_in_a_short_dock_stays_readable_and_f_refits(qtbot):
+    from graphscope.app.dag_view import READABLE, DagView
+
+    view = DagView()
+    qtbot.addWidget(view)
+    view.resize(900, 180)  # the bottom dock's size at the default window size
+    view.show()
+    qtbot.waitExposed(view)
+    names = ["embed", "ln", "qkv", "attn", "proj", "ln2", "up", "gelu", "down", "add"] * 4  # no run folds
+    nodes = [DagNode(i, "kernel", name, (64, 1, 1), (256, 1, 1)) for i, name in enumerate(names)]
+    view.show_dag(Dag(nodes, [(i, i + 1) for i in range(len(nodes) - 1)], "live"))
+    assert view.transform().m11() >= READABLE - 1e-9
+    assert view.horizontalScrollBar().maximum() > 0  # it scrolls instead of shrinking
+    view.scale(0.1, 0.1)
+    qtbot.keyClick(view, Qt.Key.Key_F)
+    assert view.transform().m11() >= READABLE - 1e-9
+
+
+def test_quitting_the_main_window_closes_its_compare_windows_and_ctrl_w_closes_one(qtbot, window):
+    compare = window.open_comparison({"eager": H200_NODE, "graph": DATA / "h200_seed_vecadd_graph.sqlite"})
+    qtbot.waitExposed(compare)
+    from PySide6.QtGui import QShortcut
+
+    # the offscreen platform does not move activation to a second window, so the shortcut is fired here
+    shortcuts = {s.key().toString(): s for s in compare.findChildren(QShortcut)}
+    assert set(shortcuts) == {"Ctrl+W", "Ctrl+Q"}
+    shortcuts["Ctrl+W"].activated.emit()
+    qtbot.waitUntil(lambda: not compare.isVisible())
+    second = window.open_comparison({"eager": H200_NODE, "graph": DATA / "h200_seed_vecadd_graph.sqlite"})
+    qtbot.waitExposed(second)
+    window.close()  # File > Quit
+    assert not second.isVisible()
+
+
+def test_help_lists_every_shortcut_the_menus_have():
+    from graphscope.app.main_window import KEYBOARD
+
+    for key in ("Ctrl+O", "Ctrl+Shift+O", "Ctrl+E", "Ctrl+]", "Ctrl+[", "Ctrl+Q", "Ctrl+W", "Backspace", "Z:"):
+        assert key in KEYBOARD, key
