@@ -127,7 +127,8 @@ def launch_of_nodes(graphs: GraphLaunches, nodes: Table) -> np.ndarray:
 
 def node_durations(trace: Trace, nodes: Table | None = None) -> Table:
     """Per executed graph node (process, graphNodeId): duration statistics over launches, kind, name,
-    stream and the launch configuration of its first kernel (grid_x .. block_z; 0 for copies and memsets).
+    stream and the launch configuration of its first kernel (grid_x .. block_z; 0 for copies and memsets),
+    and for copies and memsets the bytes (and a copy's direction, copy_kind) of the first one.
 
     `name` is the kernel's short-name symbol for kernel nodes and -1 for copies and memsets.
     """
@@ -137,7 +138,13 @@ def node_durations(trace: Trace, nodes: Table | None = None) -> Table:
     if not len(stats):
         empty = {c: np.empty(0, np.int64) for c in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")}
         return stats.with_columns(
-            node=stats.key, kind=np.empty(0, np.int8), name=np.empty(0, np.int64), stream=np.empty(0, np.int32), **empty
+            node=stats.key,
+            kind=np.empty(0, np.int8),
+            name=np.empty(0, np.int64),
+            stream=np.empty(0, np.int32),
+            bytes=np.empty(0, np.int64),
+            copy_kind=np.empty(0, np.int64),
+            **empty,
         )
     first = np.unique(key, return_index=True)
     at = dict(zip(first[0].tolist(), first[1].tolist()))
@@ -152,5 +159,18 @@ def node_durations(trace: Trace, nodes: Table | None = None) -> Table:
         values = np.zeros(len(rows), dtype=np.int64)
         values[is_kernel] = trace.kernels[column][kernel_rows]
         config[column] = values
-    stats = stats.with_columns(node=nodes.node[rows], kind=kind, name=name, stream=nodes.stream[rows], **config)
+    copies = np.zeros(len(rows), dtype=np.int64)  # bytes of the node's first copy or memset; -1 for kernels
+    direction = np.full(len(rows), -1, dtype=np.int64)  # a copy's copyKind (core.events.COPY_DIRECTIONS)
+    for activity, table in ((Activity.MEMCPY, trace.memcpy), (Activity.MEMSET, trace.memset)):
+        mine = kind == activity
+        if mine.any() and len(table):
+            source = nodes.source_row[rows][mine]
+            copies[mine] = table.bytes[source]
+            if activity == Activity.MEMCPY and "copy_kind" in table:
+                direction[mine] = table.copy_kind[source]
+    copies[is_kernel] = -1
+    stats = stats.with_columns(
+        node=nodes.node[rows], kind=kind, name=name, stream=nodes.stream[rows], bytes=copies, copy_kind=direction,
+        **config,
+    )  # fmt: skip
     return stats.take(np.argsort(stats.node, kind="stable"))

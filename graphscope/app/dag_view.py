@@ -15,6 +15,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPaint
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView
 
 from graphscope.core.launch_config import format_dim
+from graphscope.core.units import format_bytes
 from graphscope.graph.layout import banded, layered
 from graphscope.graph.model import Dag, DagNode, Fold
 
@@ -46,6 +47,8 @@ class NodeItem(QGraphicsRectItem):
         self.duration = f"{fold.median_ns / 1e3:.1f} us" if fold.median_ns is not None else ""
         if node.block:
             self.subtitle = f"block {format_dim(node.block)} · grid {format_dim(node.grid)}"
+        elif "bytes" in node.detail:  # a copy or memset: how much (and a copy's direction is in its title)
+            self.subtitle = f"{node.type} · {format_bytes(int(node.detail['bytes']))}"
         else:
             self.subtitle = node.type if node.type != "kernel" else ""
 

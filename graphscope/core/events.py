@@ -155,3 +155,21 @@ def measured_range(mode: str, rep: int) -> str:
 
 def warmup_range(mode: str) -> str:
     return WARMUP_RANGE.format(mode=mode)
+
+
+COPY_DIRECTIONS = {  # CUPTI_ACTIVITY_MEMCPY_KIND values: what a copy's copyKind column holds
+    0: "unknown",
+    1: "HtoD",
+    2: "DtoH",
+    3: "HtoA",
+    4: "AtoH",
+    5: "AtoA",
+    6: "AtoD",
+    7: "DtoA",
+    8: "DtoD",
+    9: "HtoH",
+    10: "PtoP",
+    11: "UVM HtoD",
+    12: "UVM DtoH",
+    13: "UVM DtoD",
+}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphscope.core.events import Activity, graph_of, index_in_graph, node_id
+from graphscope.core.events import COPY_DIRECTIONS, Activity, graph_of, index_in_graph, node_id
 from graphscope.core.symbols import SymbolTable, elide
 from graphscope.core.table import Table
 from graphscope.graph.model import Dag, DagNode
@@ -54,6 +54,12 @@ def dags_from_trace(nodes: Table, symbols: SymbolTable, created: np.ndarray | No
                 launches=int(nodes.count[row]),
                 stream=int(nodes.stream[row]),
             )
+            if Activity(int(nodes.kind[row])) != Activity.KERNEL and "bytes" in nodes and nodes.bytes[row] >= 0:
+                node.detail["bytes"] = int(nodes.bytes[row])
+                direction = COPY_DIRECTIONS.get(int(nodes.copy_kind[row])) if "copy_kind" in nodes else None
+                if Activity(int(nodes.kind[row])) == Activity.MEMCPY and direction and direction != "unknown":
+                    node.detail["direction"] = direction
+                    node.name = f"memcpy {direction}"
             if kind == "kernel" and "block_x" in nodes:
                 node.grid = tuple(int(nodes[c][row]) for c in ("grid_x", "grid_y", "grid_z"))
                 node.block = tuple(int(nodes[c][row]) for c in ("block_x", "block_y", "block_z"))

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from graphscope.core.errors import NotAnExportError
-from graphscope.core.events import NODE_WORK, ApiKind, node_id
+from graphscope.core.events import COPY_DIRECTIONS, NODE_WORK, ApiKind, node_id
 from graphscope.core.symbols import SymbolTable, kernel_short_name
 from graphscope.core.table import Table
 from graphscope.trace import kineto_json
@@ -33,7 +33,7 @@ RANGE_DOMAINS = {"cpu_op": 1, "user_annotation": 2, "python_function": 3}
 """A range's category, kept as its NVTX domain id (an Nsight export's ranges are domain 0)."""
 RANGE_CATEGORIES = set(RANGE_DOMAINS)
 _COPY = re.compile(r"Memcpy (\w+)")
-_COPY_KINDS = {"HtoD": 1, "DtoH": 2, "DtoD": 8, "HtoH": 9, "PtoP": 10}
+_COPY_KINDS = {name: kind for kind, name in COPY_DIRECTIONS.items() if kind}
 _GPU = ("start", "end", "device", "stream", "context", "correlation")
 
 

@@ -228,20 +228,3 @@ class NvtxType(IntEnum):
 
 NVTX_RANGE_TYPES = (NvtxType.PUSH_POP, NvtxType.START_END, NvtxType.NVTXT_PUSH_POP, NvtxType.NVTXT_START_END)
 NVTX_DRAWN_TYPES = (*NVTX_RANGE_TYPES, NvtxType.MARK)
-
-COPY_KINDS = {
-    0: "unknown",
-    1: "HtoD",
-    2: "DtoH",
-    3: "HtoA",
-    4: "AtoH",
-    5: "AtoA",
-    6: "AtoD",
-    7: "DtoA",
-    8: "DtoD",
-    9: "HtoH",
-    10: "PtoP",
-    11: "UVM HtoD",
-    12: "UVM DtoH",
-    13: "UVM DtoD",
-}

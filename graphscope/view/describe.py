@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from graphscope.analysis.launch import api_kinds
-from graphscope.core.events import ApiKind, graph_of, index_in_graph
+from graphscope.core.events import COPY_DIRECTIONS, ApiKind, graph_of, index_in_graph
 from graphscope.core.symbols import display_api_name
 from graphscope.core.units import format_bytes, format_ns, format_time
 from graphscope.graph.model import DagNode
-from graphscope.trace.schema import COPY_KINDS
 from graphscope.view.document import TraceDocument
 from graphscope.view.layout import API, GRAPH_GROUP, GRAPH_ROW, KERNEL, MEMCPY, MEMSET, NVTX
 
@@ -89,7 +88,7 @@ def _kernel(document: TraceDocument, row: int) -> tuple[str, Fields]:
 
 def _memcpy(document: TraceDocument, row: int) -> tuple[str, Fields]:
     m = document.trace.memcpy
-    kind = COPY_KINDS.get(int(m.copy_kind[row]), "?")
+    kind = COPY_DIRECTIONS.get(int(m.copy_kind[row]), "?")
     fields = [("copy", kind), ("bytes", format_bytes(int(m.bytes[row])))]
     fields += _time(document, int(m.start[row]), int(m.end[row]))
     duration = int(m.end[row] - m.start[row])

@@ -20,7 +20,7 @@ def test_forkjoin_trace_gives_the_eight_executed_nodes_plus_the_idle_ones():
     (dag,) = _dags(FORKJOIN)
     assert dag.graph_id == 2 and not dag.edges_known and dag.edges == []
     executed = [n for n in dag.nodes if n.type != "other"]
-    assert [n.name for n in executed] == ["memcpy", "memset", "scale", "relu", "scale", "relu", "add2", "rowsum"]
+    assert [n.name for n in executed] == ["memcpy DtoD", "memset", "scale", "relu", "scale", "relu", "add2", "rowsum"]
     assert all(n.launches == 5 and n.duration_ns > 0 for n in executed)
     assert {n.stream for n in executed} == {13, 16}
     dot = (DATA / "h200_forkjoin.dot").read_text()
@@ -61,3 +61,30 @@ def test_nodes_on_other_streams_break_a_fold():
     ]
     groups = Dag(nodes, [], "trace", edges_known=False).fold()
     assert [len(g) for g in groups] == [5, 1, 4]
+
+
+def test_copy_and_memset_nodes_of_a_trace_dag_carry_bytes_and_direction():
+    """Checked against plain SQL: forkjoin's memcpy node moved 2 MiB device to device (copyKind 8), its
+    memset node 2,048 bytes."""
+    import sqlite3
+
+    from graphscope.analysis.graphs import node_activities
+    from graphscope.report.sides import trace_dags
+    from graphscope.trace import load_trace
+    from tests.conftest import DATA
+
+    path = DATA / "h200_forkjoin_node.sqlite"
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        copy = db.execute(
+            "SELECT DISTINCT bytes, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE graphNodeId IS NOT NULL"
+        ).fetchall()
+        memset = db.execute(
+            "SELECT DISTINCT bytes FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE graphNodeId IS NOT NULL"
+        ).fetchall()
+    assert copy == [(2097152, 8)] and memset == [(2048,)]
+    trace = load_trace(path)
+    (dag,) = trace_dags(trace, node_activities(trace))
+    by_type = {n.type: n for n in dag.nodes if n.type != "kernel"}
+    assert by_type["memcpy"].name == "memcpy DtoD"
+    assert by_type["memcpy"].detail == {"bytes": 2097152, "direction": "DtoD"}
+    assert by_type["memset"].detail == {"bytes": 2048}
