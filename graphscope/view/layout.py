@@ -9,6 +9,7 @@ and `locate` answers the reverse question, so selections can cross lanes.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -145,18 +146,21 @@ class TimelineLayout:
         return [(int(lane), events[lanes == lane]) for lane in np.unique(lanes)]
 
 
-def _color_by_name(names: np.ndarray, colors: range) -> np.ndarray:
-    """A colour per name id, the same in every trace: a hash of the id, computed once per distinct id."""
+def _color_by_name(names: np.ndarray, colors: range, symbols: SymbolTable) -> np.ndarray:
+    """A colour per name, the same in every trace: a hash of the name's text (string ids differ from
+    one export to another), computed once per distinct id."""
     if not len(names):
         return np.empty(0, np.int16)
     low, high = int(names.min()), int(names.max())
-    if high - low > 4 * len(names):  # ids far apart (a damaged file): hash every event
-        return _hashed_color(names.astype(np.int64), colors)
-    return _hashed_color(np.arange(low, high + 1, dtype=np.int64), colors)[names - low]
+    if high - low > 4 * len(names):  # ids far apart (a damaged file): hash the distinct ones only
+        ids, inverse = np.unique(names, return_inverse=True)
+        return _hashed_color(ids, colors, symbols)[inverse]
+    return _hashed_color(np.arange(low, high + 1, dtype=np.int64), colors, symbols)[names - low]
 
 
-def _hashed_color(ids: np.ndarray, colors: range) -> np.ndarray:
-    return (colors.start + (ids * 2654435761 % 2**32) % len(colors)).astype(np.int16)
+def _hashed_color(ids: np.ndarray, colors: range, symbols: SymbolTable) -> np.ndarray:
+    hashes = np.array([zlib.crc32(symbols.name(int(i)).encode("utf-8", "replace")) for i in ids.tolist()], np.int64)
+    return (colors.start + hashes % len(colors)).astype(np.int16)
 
 
 def _small_distinct(values: np.ndarray) -> np.ndarray:
@@ -250,7 +254,7 @@ def _thread_lanes(trace: Trace, origin: int, group: str, thread: int) -> list[La
                 row=rows,
                 start=_lane_times(start, origin),
                 end=_lane_times(end, origin),
-                color=_color_by_name(nvtx.text[rows], NVTX_COLORS),
+                color=_color_by_name(nvtx.text[rows], NVTX_COLORS, trace.symbols),
                 name=nvtx.text[rows],
                 depth=nesting_depth(start, end),
             )
@@ -291,7 +295,7 @@ def _gpu_lanes(trace: Trace, origin: int, device: int) -> list[Lane]:
             continue
         if source == KERNEL:
             name = table.short_name[rows]
-            color = _color_by_name(name, KERNEL_COLORS)
+            color = _color_by_name(name, KERNEL_COLORS, trace.symbols)
         else:
             fixed = {MEMCPY: COLOR_MEMCPY, MEMSET: COLOR_MEMSET, GRAPH_ROW: COLOR_GRAPH}[source]
             color, name = np.full(count, fixed, np.int16), np.full(count, -1, np.int32)

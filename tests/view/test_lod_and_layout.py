@@ -86,14 +86,22 @@ def test_locate_maps_rows_back_to_lanes_across_streams():
 
 
 def test_a_name_keeps_its_colour_however_its_ids_are_spread():
+    import zlib
+
+    from graphscope.core.symbols import SymbolTable
     from graphscope.view.layout import KERNEL_COLORS, _color_by_name
 
+    symbols = SymbolTable([f"kernel_{i}" for i in range(16)])
+
     def hashed(ids):
-        return [KERNEL_COLORS.start + (i * 2654435761 % 2**32) % len(KERNEL_COLORS) for i in ids]
+        return [KERNEL_COLORS.start + zlib.crc32(symbols.name(i).encode()) % len(KERNEL_COLORS) for i in ids]
 
     for ids in ([5, 3, 5, 9, 3], [-1, 0, 7], [0, 2**40, 12]):  # the last: ids far apart, hashed one by one
-        assert _color_by_name(np.array(ids), KERNEL_COLORS).tolist() == hashed(ids)
-    assert len(_color_by_name(np.array([], dtype=np.int32), KERNEL_COLORS)) == 0
+        assert _color_by_name(np.array(ids), KERNEL_COLORS, symbols).tolist() == hashed(ids)
+    assert len(_color_by_name(np.array([], dtype=np.int32), KERNEL_COLORS, symbols)) == 0
+    # another export's ids for the same names: the same colours
+    shuffled = SymbolTable([f"kernel_{i}" for i in reversed(range(16))])
+    assert _color_by_name(np.array([15, 12]), KERNEL_COLORS, shuffled).tolist() == hashed([0, 3])
 
 
 def test_selection_lookup_is_built_on_first_use():
