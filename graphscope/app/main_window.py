@@ -390,7 +390,12 @@ class MainWindow(QMainWindow):
     # -- linking panels -------------------------------------------------------------------------
 
     def _on_selected(self, source: int, row: int) -> None:
-        if self.document is None or source < 0:
+        if self.document is None:
+            return
+        if source < 0:  # Esc or a click on nothing: Details stops describing the old event
+            summary = self.document.summary
+            verdict = summary["launch"]["verdict"] if summary else "computing…"
+            self.details.show_fields("Nothing selected", [("verdict", verdict)])
             return
         title, fields = describe(self.document, source, row)
         self.details.show_fields(title, fields)

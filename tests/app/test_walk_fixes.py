@@ -48,3 +48,13 @@ def test_help_lists_every_shortcut_the_menus_have():
 
     for key in ("Ctrl+O", "Ctrl+Shift+O", "Ctrl+E", "Ctrl+]", "Ctrl+[", "Ctrl+Q", "Ctrl+W", "Backspace", "Z:"):
         assert key in KEYBOARD, key
+
+
+def test_esc_clears_details_too(qtbot, window, open_trace):
+    document = open_trace(H200_NODE)
+    qtbot.waitUntil(lambda: window.task is None, timeout=30_000)
+    window.timeline.select(0, 0)  # the first kernel, as a click selects it
+    assert "Nothing selected" not in window.details.toPlainText()
+    qtbot.keyClick(window.timeline, Qt.Key.Key_Escape)
+    assert window.details.toPlainText().startswith("Nothing selected")
+    assert document.summary["launch"]["verdict"][:40] in window.details.toPlainText().replace("\n", " ")
