@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.core.events import NODE_WORK, Activity, ApiKind, graph_of, index_in_graph
+from graphscope.core.events import NODE_WORK, Activity, ApiKind, graph_of
 from graphscope.trace.kineto import RANGE_DOMAINS
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import classify_api
@@ -65,21 +65,24 @@ def captures(trace: Trace) -> list[Capture]:
         end = int(api.start[closing].min())
         capture = Capture(thread, start, end)
         inside = np.flatnonzero(same & makes_node & (api.start > start) & (api.start < end))
+        nvtx = trace.nvtx
+        ranges = np.flatnonzero((nvtx.thread == thread) & (nvtx.start <= end) & (nvtx.end >= start))
+        ranges = ranges[np.argsort(nvtx.start[ranges], kind="stable")]  # the window's ranges, once
         for call in inside[np.argsort(api.start[inside], kind="stable")].tolist():
             activity = NODE_CALLS[ApiKind(int(kinds[call]))]
-            capture.calls.append((int(activity), *_around(trace, thread, int(api.start[call]), kineto)))
+            capture.calls.append((int(activity), *_around(trace, ranges, int(api.start[call]), kineto)))
         found.append(capture)
     return found
 
 
-def _around(trace: Trace, thread: int, at: int, kineto: bool) -> tuple[str, str | None]:
-    """The innermost operator and Python frame open on `thread` at `at` (the frame outside torch's own
+def _around(trace: Trace, ranges: np.ndarray, at: int, kineto: bool) -> tuple[str, str | None]:
+    """The innermost operator and Python frame among `ranges` open at `at` (the frame outside torch's own
     files and built-ins where there is one: the user's line, not the library's). In an Nsight export the
     operator is the innermost NVTX range (PyTorch's `emit_nvtx` names them after the operators)."""
     nvtx = trace.nvtx
-    open_ = (nvtx.thread == thread) & (nvtx.start <= at) & (nvtx.end >= at)
+    open_ = ranges[(nvtx.start[ranges] <= at) & (nvtx.end[ranges] >= at)]  # `ranges`: by start, one thread
     operator, innermost_frame, user_frame = None, None, None
-    for row in np.flatnonzero(open_)[np.argsort(nvtx.start[open_], kind="stable")].tolist():
+    for row in open_.tolist():
         domain = int(nvtx.domain[row]) if kineto else OPERATOR
         text = trace.symbols.name(int(nvtx.text[row]))
         if domain == OPERATOR:
@@ -152,30 +155,33 @@ def attribute(replay: Trace, capture_trace: Trace | None = None) -> dict[str, An
 
 
 def _graph_nodes(trace: Trace) -> dict[int, dict[str, Any]]:
-    """Per graph: its node kinds in index order, and per node the replayed activities and GPU time."""
-    rows: dict[int, dict[int, list]] = defaultdict(dict)
-    streams: dict[int, set] = defaultdict(set)
+    """Per graph: its node kinds in index order, and per node the replayed activities and GPU time
+    (columns grouped with numpy: a replay trace holds millions of node activities)."""
+    ids, kinds, durations, streams = [], [], [], []
     for kind in NODE_WORK:
         table = getattr(trace, kind.table)
         if not len(table) or "graph_node" not in table.columns:
             continue
         member = table.graph_node >= 0
-        ids = table.graph_node[member]
-        durations = (table.end - table.start)[member]
-        for graph, index, duration, stream in zip(
-            graph_of(ids).tolist(), index_in_graph(ids).tolist(), durations.tolist(), table.stream[member].tolist()
-        ):
-            entry = rows[graph].setdefault(index, [int(kind), 0, 0])
-            entry[1] += 1
-            entry[2] += duration
-            streams[graph].add(stream)
+        ids.append(table.graph_node[member].astype(np.int64))
+        kinds.append(np.full(int(member.sum()), int(kind), np.int64))
+        durations.append((table.end - table.start)[member].astype(np.int64))
+        streams.append(table.stream[member].astype(np.int64))
+    if not ids or not sum(len(i) for i in ids):
+        return {}
+    node, kind, duration, stream = (np.concatenate(c) for c in (ids, kinds, durations, streams))
+    unique, first, inverse = np.unique(node, return_index=True, return_inverse=True)  # sorted: graph, then index
+    count = np.bincount(inverse)
+    gpu = np.bincount(inverse, weights=duration).astype(np.int64)
+    graphs = graph_of(unique)
+    per_graph_streams = np.unique(np.stack([graph_of(node), stream], axis=1), axis=0)
     result = {}
-    for graph, by_index in rows.items():
-        order = sorted(by_index)
+    for graph in np.unique(graphs).tolist():
+        mine = np.flatnonzero(graphs == graph)
         result[graph] = {
-            "kinds": tuple(by_index[i][0] for i in order),
-            "count": [by_index[i][1] for i in order],
-            "gpu_ns": [by_index[i][2] for i in order],
-            "streams": len(streams[graph]),
+            "kinds": tuple(kind[first[mine]].tolist()),
+            "count": count[mine].tolist(),
+            "gpu_ns": gpu[mine].tolist(),
+            "streams": int((per_graph_streams[:, 0] == graph).sum()),
         }
     return result

@@ -148,14 +148,18 @@ class TimelineLayout:
 
 def _color_by_name(names: np.ndarray, colors: range, symbols: SymbolTable) -> np.ndarray:
     """A colour per name, the same in every trace: a hash of the name's text (string ids differ from
-    one export to another), computed once per distinct id."""
+    one export to another), computed once per distinct id that occurs."""
     if not len(names):
         return np.empty(0, np.int16)
     low, high = int(names.min()), int(names.max())
     if high - low > 4 * len(names):  # ids far apart (a damaged file): hash the distinct ones only
         ids, inverse = np.unique(names, return_inverse=True)
         return _hashed_color(ids, colors, symbols)[inverse]
-    return _hashed_color(np.arange(low, high + 1, dtype=np.int64), colors, symbols)[names - low]
+    offsets = (names - low).astype(np.int64)
+    used = np.flatnonzero(np.bincount(offsets))  # counting, not sorting: 50M events take one pass
+    lookup = np.zeros(high - low + 1, np.int16)
+    lookup[used] = _hashed_color(used + low, colors, symbols)
+    return lookup[offsets]
 
 
 def _hashed_color(ids: np.ndarray, colors: range, symbols: SymbolTable) -> np.ndarray:

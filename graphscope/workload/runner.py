@@ -182,6 +182,7 @@ def run_workload(
                 answer["outputs"],
             )
         info = session.info
+        own_cost = session.request("own_cost")["own_cost"] if "eager" in results else None
     report = RunReport(
         Path(path).resolve(),
         reps,
@@ -192,7 +193,7 @@ def run_workload(
         started,
         time.time(),
         config,
-        own_cost=info.get("own_cost"),
+        own_cost=own_cost,
     )
     if profile:
         from graphscope.workload.profiling import PROFILED_REPS, profile_modes

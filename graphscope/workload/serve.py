@@ -10,24 +10,21 @@ the per-size measurements (CUDA events around it, from a reset state), so the tw
 from __future__ import annotations
 
 import bisect
-import time
 from typing import Any
 
 from graphscope.workload.live import LiveWorkload
+from graphscope.workload.sizes import build_step, timed
 
 
 def serve(live: LiveWorkload, captured: list[int], requests: list[int], warmup: int = 3) -> dict[str, Any]:
     """GPU and host time of each request in order, and how many replayed a graph."""
-    fw, ctx = live.fw, live.ctx
+    fw = live.fw
     chosen = sorted(set(captured))
     steps: dict[int, Any] = {}
 
     def step_at(size: int) -> Any:
         if size not in steps:
-            ctx.batch = size
-            steps[size] = fw.setup(live.module)
-            live.reset_state()
-            fw.run(steps[size], record=True)  # compiles and records once, as the measurement did
+            steps[size] = build_step(live, size)  # compiled and recorded once, as the measurement did
         return steps[size]
 
     graphs: dict[int, Any] = {}
@@ -37,34 +34,19 @@ def serve(live: LiveWorkload, captured: list[int], requests: list[int], warmup: 
         graphs[size] = fw.capture(step)
         fw.instantiate(graphs[size])
         fw.upload(graphs[size])
-    plan = []  # per request: what runs it
+    calls, replayed = [], 0  # per request: what runs it
     for size in requests:
         at = bisect.bisect_left(chosen, size)
         if at < len(chosen):
             graph = graphs[chosen[at]]
-            plan.append((lambda graph=graph: fw.launch(graph), True))
+            calls.append(lambda graph=graph: fw.launch(graph))
+            replayed += 1
         else:
             step = step_at(size)
-            plan.append((lambda step=step: fw.run(step), False))
-    for once, _ in plan[:warmup]:
+            calls.append(lambda step=step: fw.run(step))
+    for once in calls[:warmup]:
         live.reset_state()
         once()
     fw.synchronize()
-    start, end = fw.event(), fw.event()
-    gpu, wall = [], []
-    for once, _ in plan:
-        live.reset_state()
-        fw.record(start)
-        t0 = time.perf_counter_ns()
-        once()
-        fw.record(end)
-        end.synchronize()
-        wall.append(time.perf_counter_ns() - t0)
-        gpu.append(fw.elapsed_ns(start, end))
-    return {
-        "captured": chosen,
-        "requests": list(requests),
-        "gpu_ns": gpu,
-        "wall_ns": wall,
-        "replayed": sum(1 for _, replay in plan if replay),
-    }
+    gpu, wall = timed(live, calls)
+    return {"captured": chosen, "requests": list(requests), "gpu_ns": gpu, "wall_ns": wall, "replayed": replayed}

@@ -23,17 +23,13 @@ def measure_sizes(
     live: LiveWorkload, sizes: list[int], reps: int, warmup: int, order: str = "largest"
 ) -> dict[str, Any]:
     """Per-size measurements, in the order captured ('largest' or 'smallest' first)."""
-    fw, ctx = live.fw, live.ctx
+    fw = live.fw
     ordered = sorted(sizes, reverse=order == "largest")
     kept: list[Any] = []  # graphs stay alive: memory adds up as in a server
     results = []
     before_all = fw.memory()
     for size in ordered:
-        ctx.batch = size
-        step = fw.setup(live.module)
-        live.reset_state()
-        fw.run(step, record=True)
-        fw.synchronize()
+        step = build_step(live, size)
         reference = fw.snapshot()
         eager = _time(live, lambda step=step: fw.run(step), reps, warmup)
         before = fw.memory()
@@ -74,23 +70,42 @@ def measure_sizes(
     }
 
 
-def _time(live: LiveWorkload, once: Any, reps: int, warmup: int) -> list[float]:
-    """GPU time of `reps` calls of `once` (CUDA events), after `warmup`, each from a reset state."""
+def build_step(live: LiveWorkload, size: int) -> Any:
+    """The workload's step built at `ctx.batch = size`, run once recorded (compiles, records its sites,
+    leaves the reference outputs) from a reset state."""
+    live.ctx.batch = size
+    step = live.fw.setup(live.module)
+    live.reset_state()
+    live.fw.run(step, record=True)
+    live.fw.synchronize()
+    return step
+
+
+def timed(live: LiveWorkload, calls: list[Any]) -> tuple[list[float], list[float]]:
+    """GPU time (CUDA events) and host time until the GPU finished, of each call in turn, each from a
+    reset state: how every per-size and served step is timed."""
     fw = live.fw
-    for _ in range(warmup):
-        live.reset_state()
-        once()
-    fw.synchronize()
     start, end = fw.event(), fw.event()
-    times = []
-    for _ in range(reps):
+    gpu, wall = [], []
+    for once in calls:
         live.reset_state()
         fw.record(start)
+        t0 = time.perf_counter_ns()
         once()
         fw.record(end)
         end.synchronize()
-        times.append(fw.elapsed_ns(start, end))
-    return times
+        wall.append(float(time.perf_counter_ns() - t0))
+        gpu.append(fw.elapsed_ns(start, end))
+    return gpu, wall
+
+
+def _time(live: LiveWorkload, once: Any, reps: int, warmup: int) -> list[float]:
+    """GPU time of `reps` calls of `once` (CUDA events), after `warmup`, each from a reset state."""
+    for _ in range(warmup):
+        live.reset_state()
+        once()
+    live.fw.synchronize()
+    return timed(live, [once] * reps)[0]
 
 
 def _host_time(fw: Any, once: Any) -> float:
