@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QProgressBar,
     QPushButton,
     QSpinBox,
     QSplitter,
@@ -99,15 +98,8 @@ class PlanPanel(TaskPanel):
         self.reps = QSpinBox()
         self.reps.setRange(3, 1000)
         self.reps.setValue(20)
-        self.plan_button, self.cancel_button = QPushButton("Plan"), QPushButton("Cancel")
-        self.start_button = self.plan_button
-        self.plan_button.clicked.connect(self.plan)
-        self.cancel_button.clicked.connect(self.cancel)
-        self.cancel_button.setEnabled(False)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        self.status = QLabel("choose a workload (or plan:ID) and press Plan")
-        self.status.setWordWrap(True)
+        self._task_controls("Plan", self.plan, "choose a workload (or plan:ID) and press Plan")
+        self.plan_button = self.start_button
         self.verdict = QLabel()
         self.verdict.setWordWrap(True)
         self.plot = pg.PlotWidget(title="expected step time against graph memory (the Pareto frontier)")

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QSpinBox,
     QTableWidget,
@@ -78,15 +77,8 @@ class RunPanel(TaskPanel):
         self.timeline = QComboBox()  # the traces of a profiled run open one above the other
         for label, profiler in TIMELINES:
             self.timeline.addItem(label, profiler)
-        self.run_button, self.cancel_button = QPushButton("Run"), QPushButton("Cancel")
-        self.start_button = self.run_button
-        self.run_button.clicked.connect(self.run)
-        self.cancel_button.clicked.connect(self.cancel)
-        self.cancel_button.setEnabled(False)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        self.status = QLabel("choose a workload and press Run")
-        self.status.setWordWrap(True)
+        self._task_controls("Run", self.run, "choose a workload and press Run")
+        self.run_button = self.start_button
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()

@@ -13,7 +13,7 @@ FAILED_STYLE = "color: #b3261e; font-weight: bold"
 
 
 class TaskPanel(QWidget):
-    """Subclasses set `start_button`, `cancel_button`, `progress` and `status`, and define `_done(result)`."""
+    """Subclasses call `_task_controls` and define `_done(result)`."""
 
     start_button: QPushButton
     cancel_button: QPushButton
@@ -23,6 +23,17 @@ class TaskPanel(QWidget):
     def __init__(self) -> None:
         super().__init__()
         self.task: Task | None = None
+
+    def _task_controls(self, label: str, on_start: Any, prompt: str) -> None:
+        """The start and cancel buttons, the progress bar and the status line, wired."""
+        self.start_button, self.cancel_button = QPushButton(label), QPushButton("Cancel")
+        self.start_button.clicked.connect(on_start)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.status = QLabel(prompt)
+        self.status.setWordWrap(True)
 
     def _start_task(self, task: Task, message: str) -> None:
         self.task = task
