@@ -45,7 +45,9 @@ class NodeItem(QGraphicsRectItem):
         self.setToolTip(tooltip(node, len(fold), fold.median_ns))
         self.title = fold.label
         self.duration = f"{fold.median_ns / 1e3:.1f} us" if fold.median_ns is not None else ""
-        if node.block:
+        if node.detail.get("launched_by"):  # a library kernel: who launched it says more than its block
+            self.subtitle = str(node.detail["launched_by"])
+        elif node.block:
             self.subtitle = f"block {format_dim(node.block)} · grid {format_dim(node.grid)}"
         elif "bytes" in node.detail:  # a copy or memset: how much (and a copy's direction is in its title)
             self.subtitle = f"{node.type} · {format_bytes(int(node.detail['bytes']))}"
@@ -78,6 +80,11 @@ def tooltip(node: DagNode, folded: int, median_ns: float | None = None) -> str:
         node.name,
         f"{node.type} node {node.index}" + (f" (and {folded - 1} identical ones after it)" if folded > 1 else ""),
     ]
+    if node.detail.get("launched_by"):
+        lines.append(f"launched by {node.detail['launched_by']}")
+    if node.detail.get("full_name"):
+        full = str(node.detail["full_name"])  # PyTorch's run to 2,000 characters: the start says which one
+        lines.append(full if len(full) <= 240 else full[:240] + "…")
     if node.block:
         lines.append(f"grid {format_dim(node.grid)}, block {format_dim(node.block)}, {node.shared_mem:,} B shared")
     if folded > 1 and median_ns is not None:

@@ -23,6 +23,12 @@ NOT_TUNABLE = (
     "configuration it was built for; only ctx.launch sites are tuned"
 )
 
+NOT_TUNABLE_TRITON = (
+    "not tunable in place: a Triton kernel's block is compiled into it (num_warps and its BLOCK constexprs "
+    "fix the threads per block and the tile each thread works on), so a new launch shape would run the "
+    "same code on the wrong threads; tune it with triton.autotune configs instead"
+)
+
 
 _MEMORY = {1: "H", 2: "D", 3: "D", 4: "U"}  # CUmemorytype: host, device, array (on the device), unified
 
@@ -122,13 +128,22 @@ class LiveGraph:
                 node.site = site.key
         return matched
 
-    def dag(self) -> Dag:
+    def dag(self, triton: frozenset[str] = frozenset()) -> Dag:
+        """The graph as plain data; kernels named in `triton` (the workload's @triton.jit functions) or
+        named as Inductor names its kernels ('triton_...') are user kernels that are still not tunable."""
         notes = []
         unmatched = [n for n in self.nodes if n.type == "kernel" and n.site is None]
+        user = [n for n in unmatched if n.name in triton or n.name.startswith("triton_")]
         for node in unmatched:
             node.detail["tunable"] = NOT_TUNABLE
-        if unmatched:
-            notes.append(f"{len(unmatched)} kernel nodes are library kernels, not ctx.launch sites: {NOT_TUNABLE}")
+        for node in user:
+            node.detail.update(kernel="Triton", tunable=NOT_TUNABLE_TRITON)
+        if user:
+            notes.append(f"{len(user)} kernel nodes are Triton kernels: {NOT_TUNABLE_TRITON}")
+        if len(unmatched) > len(user):
+            notes.append(
+                f"{len(unmatched) - len(user)} kernel nodes are library kernels, not ctx.launch sites: {NOT_TUNABLE}"
+            )
         for index, (block, grid, shared) in self.effective.items():
             self.nodes[index].block, self.nodes[index].grid = block, grid
             self.nodes[index].shared_mem = shared

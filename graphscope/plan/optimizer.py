@@ -51,11 +51,19 @@ class Choice:
     startup_ns: float
     padding_waste: float  # padded work / needed work - 1 over the requests that replay a graph
     eager_share: float  # share of requests (by weight) that run eagerly (above the largest captured size)
+    switch_ns: float = 0.0  # expected cost per request of switching from another graph (or eager) to this one
+
+    @property
+    def predicted_ns(self) -> float:
+        """What serving independent requests costs per request: expected time plus switches."""
+        return self.expected_ns + self.switch_ns
 
     def to_json(self) -> dict[str, object]:
         return {
             "sizes": list(self.sizes),
             "expected_ns": self.expected_ns,
+            "switch_ns": self.switch_ns,
+            "predicted_ns": self.predicted_ns,
             "memory_bytes": self.memory_bytes,
             "startup_ns": self.startup_ns,
             "padding_waste": self.padding_waste,
@@ -73,7 +81,8 @@ class Plan:
 
 
 class _Model:
-    def __init__(self, costs: Sequence[SizeCost], traffic: Mapping[int, float]) -> None:
+    def __init__(self, costs: Sequence[SizeCost], traffic: Mapping[int, float], switch_ns: float = 0.0) -> None:
+        self.switch_penalty = max(float(switch_ns or 0.0), 0.0)
         self.costs = sorted(costs, key=lambda c: c.size)
         self.sizes = [c.size for c in self.costs]
         total = sum(w for w in traffic.values() if w > 0)
@@ -102,19 +111,24 @@ class _Model:
         chosen = sorted(chosen)
         by_size = {c.size: c for c in self.costs}
         expected = padded = needed = eager_share = 0.0
+        share = dict.fromkeys(chosen, 0.0)  # of the requests, by the graph that runs them
         for size, weight in self.requests:
             at = bisect.bisect_left(chosen, size)
             if at < len(chosen):
                 expected += weight * by_size[chosen[at]].graph_ns
                 padded += weight * chosen[at]
                 needed += weight * size
+                share[chosen[at]] += weight
             else:
                 expected += weight * self.eager(size)
                 eager_share += weight
         memory = sum(by_size[s].memory_bytes for s in chosen)
         startup = sum(by_size[s].startup_ns for s in chosen)
         waste = padded / needed - 1 if needed else 0.0
-        return Choice(tuple(chosen), expected, memory, startup, waste, eager_share)
+        # independent requests: the one before runs elsewhere with probability 1 - share; switches into eager
+        # steps are not priced (the penalty is measured between graphs)
+        switching = sum(w * (1 - w) for w in share.values())
+        return Choice(tuple(chosen), expected, memory, startup, waste, eager_share, self.switch_penalty * switching)
 
     def segment(self, low: int | None, high: int) -> float:
         """Expected time of the requests in (low, high] replayed at `high` (low None: from 0)."""
@@ -130,9 +144,12 @@ def plan(
     traffic: Mapping[int, float],
     memory_budget: int | None = None,
     startup_budget_ns: float | None = None,
+    switch_ns: float = 0.0,
 ) -> Plan:
-    """The best set of sizes within the budgets, with both Pareto frontiers (see the module docstring)."""
-    model = _Model(costs, traffic)
+    """The best set of sizes within the budgets, with both Pareto frontiers (see the module docstring);
+    `switch_ns`, the measured cost of replaying a graph after another one, is priced into each choice's
+    prediction (not into the optimisation, whose objective stays the exact expected time)."""
+    model = _Model(costs, traffic, switch_ns)
     states: dict[int, list[tuple[int, float, float, tuple[int, ...]]]] = {}
     memory_limit = memory_budget if memory_budget is not None else float("inf")
     startup_limit = startup_budget_ns if startup_budget_ns is not None else float("inf")
@@ -158,9 +175,11 @@ def plan(
     return result
 
 
-def evaluate(costs: Sequence[SizeCost], traffic: Mapping[int, float], sizes: Sequence[int]) -> Choice:
+def evaluate(
+    costs: Sequence[SizeCost], traffic: Mapping[int, float], sizes: Sequence[int], switch_ns: float = 0.0
+) -> Choice:
     """What a given list of sizes (an engine's default, say) gives; sizes not measured are refused."""
-    model = _Model(costs, traffic)
+    model = _Model(costs, traffic, switch_ns)
     missing = sorted(set(sizes) - set(model.sizes))
     if missing:
         raise ValueError(f"sizes {missing[:8]} were not measured (measure them with --sizes)")

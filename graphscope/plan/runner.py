@@ -87,6 +87,12 @@ def costs_of(measured: dict[str, Any]) -> list[SizeCost]:
     ]
 
 
+def switch_penalty(measured: dict[str, Any]) -> float:
+    """The measured cost of replaying a graph right after another one (workload/sizes.py); 0 where the
+    measurements predate it or hold one size."""
+    return float(measured["measurements"].get("switch_ns") or 0.0)
+
+
 def make_plan(
     measured: dict[str, Any],
     traffic: dict[int, float],
@@ -95,13 +101,13 @@ def make_plan(
     compare: list[int] | None = None,
 ) -> dict[str, Any]:
     """The plan's JSON form: the best set, both frontiers, the per-size table, and a named list beside."""
-    costs = costs_of(measured)
-    result = plan(costs, traffic, memory_budget, startup_budget_ns)
+    costs, switch = costs_of(measured), switch_penalty(measured)
+    result = plan(costs, traffic, memory_budget, startup_budget_ns, switch)
     compared = None
     if compare:
         measured_sizes = {c.size for c in costs}
         usable = [s for s in compare if s in measured_sizes]
-        compared = {"asked": compare, "measured": usable, **evaluate(costs, traffic, usable).to_json()}
+        compared = {"asked": compare, "measured": usable, **evaluate(costs, traffic, usable, switch).to_json()}
     return {
         **{key: measured[key] for key in MEASURED if key in measured},  # a re-plan keeps no stale results
         "traffic": {str(k): v for k, v in sorted(traffic.items())},
@@ -144,16 +150,18 @@ def verdict(best: Choice | None, all_eager: Choice, compared: dict[str, Any] | N
 
     if best is None or not best.sizes:
         return "capture none: no graph within the budgets lowers the expected step time"
-    gain = all_eager.expected_ns / best.expected_ns if best.expected_ns else 0.0
+    gain = all_eager.expected_ns / best.predicted_ns if best.predicted_ns else 0.0
+    switching = f", {format_ns(best.switch_ns)} of it switching between graphs" if best.switch_ns else ""
     text = (
         f"capture {len(best.sizes)} sizes ({', '.join(map(str, best.sizes))}): expected step "
-        f"{format_ns(best.expected_ns)} against {format_ns(all_eager.expected_ns)} with none ({gain:.2f}x), "
+        f"{format_ns(best.predicted_ns)}{switching} against {format_ns(all_eager.expected_ns)} with none "
+        f"({gain:.2f}x), "
         f"{format_bytes(best.memory_bytes)} of graph memory, {format_ns(best.startup_ns)} of capture at start-up, "
         f"padding waste {best.padding_waste:.1%}, {best.eager_share:.1%} of requests above the largest run eagerly"
     )
     if compared:
         text += (
-            f"; the compared list ({len(compared['measured'])} sizes): {format_ns(compared['expected_ns'])}, "
+            f"; the compared list ({len(compared['measured'])} sizes): {format_ns(compared['predicted_ns'])}, "
             f"{format_bytes(compared['memory_bytes'])}, {format_ns(compared['startup_ns'])} at start-up"
         )
     return text
@@ -225,8 +233,11 @@ def serve_check(
     runs_at = [b if b <= top else sizes[min(bisect.bisect_left(sizes, b), len(sizes) - 1)] for b in requests]
     with WorkloadSession(Path(workload), None, timeout, cancel, sizes=sizes) as session:
         served = session.request("serve", captured=chosen, requests=runs_at)
-    predicted = evaluate(costs_of(data), dict(Counter(requests)), chosen).expected_ns
-    mean = fmean(served["gpu_ns"])
+    alone = evaluate(costs_of(data), dict(Counter(requests)), chosen).expected_ns  # each graph as if warm
+    penalty = switch_penalty(data)
+    predicted = alone + penalty * served["switches"] / max(count, 1)  # this sequence's own switches
+    mean, grouped = fmean(served["gpu_ns"]), fmean(served["grouped_gpu_ns"])
+    extra_switches = served["switches"] - served["grouped_switches"]
     return {
         "requests": count,
         "captured": chosen,
@@ -234,5 +245,10 @@ def serve_check(
         "served_mean_ns": mean,
         "served_wall_mean_ns": fmean(served["wall_ns"]),
         "predicted_ns": predicted,
+        "predicted_without_switches_ns": alone,
+        "switches": served["switches"],
+        "switch_penalty_ns": penalty,
+        "grouped_mean_ns": grouped,
+        "served_switch_ns": (mean - grouped) * count / extra_switches if extra_switches > 0 else None,
         "error": mean / predicted - 1 if predicted > 0 else None,
     }

@@ -14,8 +14,26 @@ def served_line(served: dict[str, Any]) -> str:
     return (
         f"served {served['requests']:,} requests drawn from the traffic through the chosen graphs "
         f"({served['replayed']:,} replayed, {eager:,} eager): mean step {format_ns(served['served_mean_ns'])} "
-        f"against {format_ns(served['predicted_ns'])} predicted" + (f" ({error:+.1%})" if error is not None else "")
+        f"against {format_ns(served['predicted_ns'])} predicted"
+        + (f" ({error:+.1%})" if error is not None else "")
+        + _switch_text(served)
     )
+
+
+def _switch_text(served: dict[str, Any]) -> str:
+    """How much of the prediction is switching between graphs, and what serving measured it at."""
+    if not served.get("switch_penalty_ns") and served.get("served_switch_ns") is None:
+        return ""
+    text = (
+        f"; {served['switches']:,} switches between graphs priced at {format_ns(served.get('switch_penalty_ns') or 0)}"
+        " each"
+    )
+    if served.get("served_switch_ns") is not None:
+        text += (
+            f" (serving the same requests grouped by graph: {format_ns(served['grouped_mean_ns'])} mean, "
+            f"{format_ns(served['served_switch_ns'])} a switch)"
+        )
+    return text
 
 
 def render_plan(plan: dict[str, Any]) -> str:

@@ -26,7 +26,9 @@ def render_dag(dag: Dag, title: str) -> str:
         + f", {tunable} tunable launch sites"
     ]
     lines += [f"  note: {note}" for note in dag.notes]
-    lines.append(f"  {'nodes':<11} {'type':<8} {'name':<22} {'grid':<12} {'block':<10} {'site':<14} duration")
+    attributed = any(n.detail.get("launched_by") for n in dag.nodes)
+    header = f"  {'nodes':<11} {'type':<8} {'name':<22} {'grid':<12} {'block':<10} {'site':<14} {'duration':<15}"
+    lines.append(header + (" launched by" if attributed else ""))
     for fold in dag.fold():
         first = fold.first
         site = first.site or "-"
@@ -37,9 +39,10 @@ def render_dag(dag: Dag, title: str) -> str:
             duration += " median"
         lines.append(
             f"  {fold.span:<11} {first.type:<8} {first.name[:22]:<22} {_dim(first.grid):<12} "
-            f"{_dim(first.block):<10} {site:<14} {duration}"
+            f"{_dim(first.block):<10} {site:<14} {duration:<15}"
+            + (f" {first.detail.get('launched_by', '-')}" if attributed else "")
         )
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def render_tuning(result: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from graphscope.core.launch_config import LaunchConfig
-from graphscope.workload.protocol import INSTALL_TORCH, PROTOCOL_VERSION, MissingLibrary, classify, decode, encode
+from graphscope.workload.protocol import INSTALL_HINTS, PROTOCOL_VERSION, MissingLibrary, classify, decode, encode
 
 GPU_LIBRARIES = ("cupy", "cupy_backends", "cuda")
 NO_GPU_MARKERS = (
@@ -54,8 +54,9 @@ class Child:
 
         text = str(exc)
         missing_gpu_library = isinstance(exc, ImportError) and getattr(exc, "name", "") in GPU_LIBRARIES
-        if isinstance(exc, ImportError) and getattr(exc, "name", "") == "torch":
-            kind, exc = "missing_library", MissingLibrary(f"the workload imports torch: {INSTALL_TORCH}")
+        missing = (getattr(exc, "name", "") or "").split(".")[0] if isinstance(exc, ImportError) else ""
+        if missing in INSTALL_HINTS:
+            kind, exc = "missing_library", MissingLibrary(f"the workload imports {missing}: {INSTALL_HINTS[missing]}")
         elif isinstance(exc, BadWorkload):
             kind = "bad_workload"
         elif missing_gpu_library or any(marker in text for marker in NO_GPU_MARKERS):

@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from graphscope.core.launch_config import Dim, LaunchConfig, Site, as_dim, grid_for
 from graphscope.workload.interop import TorchInterop
 
@@ -359,7 +361,11 @@ def dtype_name(array: Any) -> str:
 
 
 def host_copy(cupy: Any, array: Any) -> Any:
-    """A NumPy copy of a CuPy array, a torch tensor or anything with the CUDA array interface."""
+    """A NumPy copy of a CuPy array, a torch tensor, a host array (an answer copied out into ctx.pinned
+    memory: copied, or the reference would be the buffer the next step overwrites) or anything with the
+    CUDA array interface."""
+    if isinstance(array, np.ndarray):
+        return array.copy()
     if hasattr(array, "detach"):  # torch: bfloat16 and friends have no NumPy type; compare them as float32
         tensor = array.detach()
         if str(tensor.dtype) in ("torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2"):

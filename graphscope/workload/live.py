@@ -83,6 +83,18 @@ def compare_outputs(
     return result
 
 
+def triton_kernel_names(module: Any) -> frozenset[str]:
+    """Names of the @triton.jit (and @triton.autotune) functions a workload module holds: the names their
+    compiled kernels carry in the graph."""
+    names = set()
+    for value in vars(module).values():
+        for candidate in (value, getattr(value, "fn", None), getattr(getattr(value, "fn", None), "fn", None)):
+            name = getattr(candidate, "__name__", None)
+            if type(candidate).__module__.startswith("triton") and isinstance(name, str):
+                names.add(name)
+    return frozenset(names)
+
+
 class LiveWorkload:
     """Owns the workload's framework adapter, its step, the captured graph and the reference outputs."""
 
@@ -111,6 +123,7 @@ class LiveWorkload:
         self.live_graph: Any = None
         self.capture: dict[str, int] = {}
         self.capture_sites: list[Site] = []
+        self.launches: list[dict[str, Any]] | str | None = None  # a torch step's profiled launches, or why not
         self.reset_state()
         self.fw.run(step, record=True)  # compiles kernels, records sites, gives the reference outputs
         self.fw.synchronize()
@@ -201,8 +214,28 @@ class LiveWorkload:
         return info
 
     def dag(self) -> dict[str, Any]:
-        self._live_graph()
-        return self.live_graph.dag().to_json()
+        """The captured graph's DAG; a torch step's kernel nodes carry the module and operator that launched
+        them (one eager step profiled, once per workload: workload/op_attribution.py)."""
+        dag = self._live_graph().dag(triton_kernel_names(self.module))
+        if self.fw.name == "torch":
+            from graphscope.graph.launched_by import attach_launchers
+            from graphscope.workload.op_attribution import profiled_launches
+
+            if self.launches is None:
+                try:
+                    self.launches = profiled_launches(self)
+                except Exception as exc:  # no CUPTI, a profiler already running: the DAG stands without it
+                    self.launches = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            if isinstance(self.launches, str):
+                dag.notes.append(f"no operator attribution: torch.profiler failed ({self.launches})")
+            else:
+                kernels = sum(1 for n in dag.nodes if n.type == "kernel")
+                matched = attach_launchers(dag.nodes, self.launches)
+                dag.notes.append(
+                    f"{matched} of {kernels} kernel nodes attributed to the module and operator that launched them "
+                    "(one eager step under torch.profiler, matched to capture order)"
+                )
+        return dag.to_json()
 
     def _live_graph(self) -> Any:
         from graphscope.graph.live import LiveGraph

@@ -9,6 +9,12 @@ PROTOCOL_VERSION = 2
 
 
 INSTALL_TORCH = "pip install -e '.[torch]' (a CUDA build of PyTorch matching your driver)"
+INSTALL_HINTS = {
+    "torch": INSTALL_TORCH,
+    "triton": f"Triton comes with PyTorch: {INSTALL_TORCH}",
+    "transformers": "pip install -e '.[hf]' (transformers with PyTorch)",
+}
+"""What to install for the libraries workloads commonly import (the examples among them)."""
 
 
 class MissingLibrary(Exception):

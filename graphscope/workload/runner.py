@@ -90,7 +90,8 @@ class RunReport:
             return (
                 f"the eager step's outputs change from one run to the next ({worst or 'an output'} moved by up to "
                 f"{eager.outputs.get('max_abs_diff', 0.0):.3g}): the step modifies state it reads (a KV cache, a "
-                "counter, its own inputs) or is not deterministic, so no comparison is meaningful"
+                "counter, its own inputs) or is not deterministic, so no comparison is meaningful; a step that "
+                "advances state on purpose needs a reset(ctx) that puts it back (docs/workload.md)"
             )
         nonfinite = sorted({n for r in self.modes.values() for n in r.outputs.get("nonfinite", [])})
         if nonfinite:

@@ -5,11 +5,14 @@ doing what a server does: capture the chosen sizes (largest first, one memory po
 request replay the graph of the smallest captured size at least as large (padding), or run the eager
 step at the request's own size when it is above the largest captured one. Each request is timed like
 the per-size measurements (CUDA events around it, from a reset state), so the two compare like with like.
+The same requests are then served again grouped by the graph they replay, which prices what switching
+from one graph to another costs (the per-size medians replay one graph over and over).
 """
 
 from __future__ import annotations
 
 import bisect
+from itertools import pairwise
 from typing import Any
 
 from graphscope.workload.live import LiveWorkload
@@ -34,19 +37,39 @@ def serve(live: LiveWorkload, captured: list[int], requests: list[int], warmup: 
         graphs[size] = fw.capture(step)
         fw.instantiate(graphs[size])
         fw.upload(graphs[size])
-    calls, replayed = [], 0  # per request: what runs it
+    calls, runs_on, replayed = [], [], 0  # per request: what runs it, and which graph (None: eager)
     for size in requests:
         at = bisect.bisect_left(chosen, size)
         if at < len(chosen):
             graph = graphs[chosen[at]]
             calls.append(lambda graph=graph: fw.launch(graph))
+            runs_on.append(chosen[at])
             replayed += 1
         else:
             step = step_at(size)
             calls.append(lambda step=step: fw.run(step))
+            runs_on.append(None)
     for once in calls[:warmup]:
         live.reset_state()
         once()
     fw.synchronize()
     gpu, wall = timed(live, calls)
-    return {"captured": chosen, "requests": list(requests), "gpu_ns": gpu, "wall_ns": wall, "replayed": replayed}
+    # the same requests grouped by what runs them: what serving costs without switching between graphs
+    grouped = sorted(range(len(calls)), key=lambda i: -1 if runs_on[i] is None else runs_on[i])
+    grouped_gpu, _ = timed(live, [calls[i] for i in grouped])
+    return {
+        "captured": chosen,
+        "requests": list(requests),
+        "gpu_ns": gpu,
+        "wall_ns": wall,
+        "replayed": replayed,
+        "switches": switches(runs_on),
+        "grouped_gpu_ns": grouped_gpu,
+        "grouped_switches": switches([runs_on[i] for i in grouped]),
+    }
+
+
+def switches(runs_on: list[int | None]) -> int:
+    """How many requests replay a graph other than what ran the request before them (another graph, or an
+    eager step): the transitions the planner prices (optimizer.Choice.switch_ns)."""
+    return sum(1 for before, now in pairwise(runs_on) if now is not None and before != now)

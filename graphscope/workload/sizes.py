@@ -65,9 +65,22 @@ def measure_sizes(
     return {
         "order": order,
         "sizes": results,
+        "switch_ns": switch_penalty(live, kept, [float(np.median(r["graph_ns"])) for r in results], reps),
         "total_memory_bytes": max(before_all["free"] - after_all["free"], 0),
         "total_pool_bytes": after_all["pool"] - before_all["pool"],
     }
+
+
+def switch_penalty(live: LiveWorkload, graphs: list[Any], medians: list[float], reps: int) -> float | None:
+    """What a replay costs on top of its own median when the graph before it was another one: the graphs
+    replayed round-robin `reps` times each (every replay a switch), each graph's median there against
+    its median replayed alone, averaged over the graphs. None with fewer than two graphs."""
+    if len(graphs) < 2:
+        return None
+    fw = live.fw
+    calls = [lambda graph=graph: fw.launch(graph) for graph in graphs] * reps
+    gpu = np.asarray(timed(live, calls)[0]).reshape(reps, len(graphs))
+    return float(np.mean(np.median(gpu, axis=0) - np.asarray(medians)))
 
 
 def build_step(live: LiveWorkload, size: int) -> Any:

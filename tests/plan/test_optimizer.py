@@ -71,3 +71,15 @@ def test_a_hand_counted_case():
 def test_unmeasured_sizes_are_refused():
     with pytest.raises(ValueError, match="were not measured"):
         evaluate([SizeCost(1, 1.0, 1.0, 0, 0.0)], {1: 1}, [1, 2])
+
+
+def test_switching_between_graphs_is_priced_by_how_often_independent_requests_change_graph():
+    costs = [SizeCost(s, 100_000.0, 20_000.0 + 1_000 * s, 1 << 20, 1e6) for s in (1, 2, 4, 8)]
+    traffic = {1: 1.0, 4: 1.0, 16: 2.0}  # half the requests above 8 run eagerly
+    choice = evaluate(costs, traffic, [1, 4], switch_ns=2_000.0)
+    # graph 1 and graph 4 each run a quarter: each replay follows something else 3/4 of the time
+    assert choice.switch_ns == pytest.approx(2_000.0 * 2 * 0.25 * 0.75)
+    assert choice.predicted_ns == pytest.approx(choice.expected_ns + choice.switch_ns)
+    assert evaluate(costs, traffic, [8], switch_ns=2_000.0).switch_ns == pytest.approx(2_000.0 * 0.5 * 0.5)
+    assert evaluate(costs, traffic, [], switch_ns=2_000.0).switch_ns == 0.0  # no graphs, no switches
+    assert plan(costs, traffic, switch_ns=2_000.0).best.expected_ns == plan(costs, traffic).best.expected_ns

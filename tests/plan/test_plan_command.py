@@ -13,9 +13,11 @@ import pytest
 
 from graphscope.cli import main
 from graphscope.plan import runner
+from graphscope.workload.serve import switches
 from tests.conftest import H200_NODE
 
 SIZES = [1, 2, 4, 8, 16, 32]
+SWITCH = 1_500.0  # ns a replay costs more right after another graph's
 
 
 class FakeSession:
@@ -37,8 +39,25 @@ class FakeSession:
             FakeSession.served.append(fields)
             top = max(fields["captured"], default=0)
             pick = [min(c for c in fields["captured"] if c >= b) if b <= top else None for b in fields["requests"]]
-            gpu = [20_000.0 + 2_500 * c if c else 80_000.0 + 1_000 * b for b, c in zip(fields["requests"], pick)]
-            return {"gpu_ns": gpu, "wall_ns": [g + 5_000 for g in gpu], "replayed": sum(c is not None for c in pick)}
+
+            def costs(order):  # a replay after another graph costs SWITCH more, as measured
+                runs = [pick[i] for i in order]
+                return [
+                    (20_000.0 + 2_500 * c + (SWITCH if i and runs[i - 1] != c else 0) if c else 80_000.0 + 1_000 * b)
+                    for i, (b, c) in enumerate(zip([fields["requests"][j] for j in order], runs))
+                ]
+
+            drawn = list(range(len(pick)))
+            grouped = sorted(drawn, key=lambda i: -1 if pick[i] is None else pick[i])
+            gpu = costs(drawn)
+            return {
+                "gpu_ns": gpu,
+                "wall_ns": [g + 5_000 for g in gpu],
+                "replayed": sum(c is not None for c in pick),
+                "switches": switches(pick),
+                "grouped_gpu_ns": costs(grouped),
+                "grouped_switches": switches([pick[i] for i in grouped]),
+            }
         assert command == "sizes"
         order = fields["order"]
         results = [
@@ -58,7 +77,13 @@ class FakeSession:
         ]
         total = sum(r["memory_bytes"] for r in results)
         extra = 0 if order == "largest" else 8 << 20  # smallest first: the pool grows in more pieces
-        return {"order": order, "sizes": results, "total_memory_bytes": total + extra, "total_pool_bytes": total}
+        return {
+            "order": order,
+            "sizes": results,
+            "switch_ns": SWITCH,
+            "total_memory_bytes": total + extra,
+            "total_pool_bytes": total,
+        }
 
 
 @pytest.fixture
@@ -143,6 +168,14 @@ def test_serving_the_chosen_graphs_checks_the_prediction(workload, tmp_path, cap
     assert served["requests"] == 400 and 0 < served["replayed"] < 400
     assert served["error"] == pytest.approx(0.0, abs=1e-12)  # the fake costs exactly what was measured
     assert served["served_wall_mean_ns"] == pytest.approx(served["served_mean_ns"] + 5_000)
+    # switching between graphs is priced as measured, and serving the requests grouped by graph finds it again
+    assert served["switches"] > 50 and served["switch_penalty_ns"] == SWITCH
+    assert served["predicted_ns"] - served["predicted_without_switches_ns"] == pytest.approx(
+        SWITCH * served["switches"] / 400
+    )
+    assert served["served_switch_ns"] == pytest.approx(SWITCH) and served["grouped_mean_ns"] < served["served_mean_ns"]
+    assert 0 < plan["best"]["switch_ns"] < SWITCH
+    assert plan["best"]["predicted_ns"] == pytest.approx(plan["best"]["expected_ns"] + plan["best"]["switch_ns"])
     drawn = runner.request_sequence({1: 3.0, 8: 1.0}, 4000)
     assert drawn == runner.request_sequence({1: 3.0, 8: 1.0}, 4000)  # seeded: the same sequence each time
     assert 0.72 < drawn.count(1) / 4000 < 0.78

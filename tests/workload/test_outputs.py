@@ -34,6 +34,7 @@ def test_the_worst_output_is_named():
 def test_an_eager_step_that_drifts_is_named_before_the_graph_is_blamed(tmp_path):
     verdict = fake_report(tmp_path / "w.py", match=False, eager_match=False).verdict()
     assert verdict.startswith("the eager step's outputs change from one run to the next")
+    assert "reset(ctx)" in verdict  # the way out is named
 
 
 def test_nan_outputs_never_let_the_graph_pay(tmp_path):

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from graphscope.core.stats import describe, repetitions_needed, speedup
 from graphscope.workload.protocol import classify, describe_error
@@ -72,3 +73,11 @@ def test_large_samples_get_order_statistic_intervals_that_agree_with_the_bootstr
     delta = speedup(values, values * 0.9)
     assert abs(delta.low - boot_ratio.low) < 0.01 and abs(delta.high - boot_ratio.high) < 0.01
     assert delta.significant and not speedup(values, rng.permutation(values)).significant
+
+
+@pytest.mark.parametrize("library, hint", [("transformers", ".[hf]"), ("triton", ".[torch]"), ("torch", ".[torch]")])
+def test_a_workload_that_imports_a_missing_library_is_told_what_to_install(library, hint):
+    from graphscope.workload.child import Child
+
+    error = Child()._error(ImportError(f"No module named '{library}'", name=library))
+    assert error["kind"] == "missing_library" and hint in error["message"] and library in error["message"]

@@ -1,0 +1,87 @@
+"""The module and PyTorch operator behind each kernel a torch step launches: one eager step profiled with
+`torch.profiler`, every nn.Module call marked as a `record_function` range named by its path in the
+model ('model.layers.0.self_attn.q_proj'), in the workload child.
+
+PyTorch's profiler hands each kernel to the innermost operator running when it was launched (its
+correlation id); walking up from there gives the outermost `aten::` operator inside the innermost module
+range ('aten::linear' rather than the 'aten::addmm' it calls) and that module. A kernel launched outside
+any operator (a Triton kernel, which its own launcher starts) is given to the module range around it.
+graph/launched_by.py aligns the result with the graph's kernel nodes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MODULE_MARK = "module: "
+"""Prefix of the ranges this module opens, so they are told apart from the workload's own."""
+
+
+class _ModuleRanges:
+    """Global forward hooks that open a range per module call, named by the module's path from its root
+    (the outermost module called: its `named_modules()` names everything below it)."""
+
+    def __init__(self, torch: Any) -> None:
+        self.torch = torch
+        self.names: dict[int, str] = {}
+        self.open: list[Any] = []
+        hooks = torch.nn.modules.module
+        self.handles = [
+            hooks.register_module_forward_pre_hook(self.enter),
+            hooks.register_module_forward_hook(self.leave),
+        ]
+
+    def enter(self, module: Any, args: Any) -> None:
+        if not self.open and id(module) not in self.names:  # a root: name everything under it
+            root = type(module).__name__
+            for path, child in module.named_modules():
+                self.names.setdefault(id(child), path or root)
+        scope = self.torch.profiler.record_function(MODULE_MARK + self.names.get(id(module), type(module).__name__))
+        scope.__enter__()
+        self.open.append(scope)
+
+    def leave(self, module: Any, args: Any, output: Any) -> None:
+        if self.open:
+            self.open.pop().__exit__(None, None, None)
+
+    def close(self) -> None:
+        while self.open:  # a forward that raised skips its hook: close what it left open
+            self.open.pop().__exit__(None, None, None)
+        for handle in self.handles:
+            handle.remove()
+
+
+def _launcher(event: Any) -> tuple[str | None, str | None]:
+    """(module path, outermost aten operator under it) of the operator event a kernel belongs to."""
+    op, current = None, event
+    while current is not None:
+        name = str(current.name)
+        if name.startswith(MODULE_MARK):
+            return name[len(MODULE_MARK) :], op
+        if name.startswith("aten::"):
+            op = name
+        current = getattr(current, "cpu_parent", None)
+    return None, op or (None if str(event.name).startswith(MODULE_MARK) else str(event.name))
+
+
+def profiled_launches(live: Any) -> list[dict[str, Any]]:
+    """Kernel launches of one eager step (from a reset state), in launch order, each as
+    {'kernel': name, 'module': path or None, 'op': operator or None}."""
+    import torch
+    import torch.profiler
+
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    live.reset_state()
+    ranges = _ModuleRanges(torch)
+    try:
+        with torch.profiler.profile(activities=activities) as profiler:
+            live.fw.run(live.step)
+            live.fw.synchronize()
+    finally:
+        ranges.close()
+    launches = []
+    events = [e for e in profiler.events() if getattr(e, "kernels", None)]
+    for event in sorted(events, key=lambda e: e.time_range.start):
+        module, op = _launcher(event)
+        launches.extend({"kernel": str(k.name), "module": module, "op": op} for k in event.kernels)
+    return launches

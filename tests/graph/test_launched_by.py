@@ -1,0 +1,76 @@
+"""Kernel nodes get the module and operator that launched them, aligned by name with a profiled step."""
+
+from types import SimpleNamespace
+
+from graphscope.graph.launched_by import attach_launchers, launcher_text
+from graphscope.graph.model import Dag, DagNode
+from graphscope.report.tune_text import render_dag
+from graphscope.workload.live import triton_kernel_names
+from graphscope.workload.op_attribution import MODULE_MARK, _launcher
+
+GEMM = "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4>(Params)"
+FILL = (
+    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >"
+    "(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)"
+)
+
+
+def _nodes(*names):
+    return [DagNode(i, "memcpy" if n == "memcpy" else "kernel", n) for i, n in enumerate(names)]
+
+
+def test_nodes_and_launches_align_by_short_name_even_when_one_side_has_an_extra_kernel():
+    nodes = _nodes("memcpy", "Kernel2", "vectorized_elementwise_kernel", "add_kernel")
+    launches = [
+        {"kernel": GEMM, "module": "layers.0.mlp.up", "op": "aten::linear"},
+        {"kernel": "void only_eager_has_me(int)", "module": "layers.0.mlp", "op": "aten::copy_"},
+        {"kernel": FILL, "module": "layers.0.mlp", "op": "aten::zeros"},
+        {"kernel": "add_kernel", "module": "layers.0.mlp", "op": None},  # a Triton launch: no aten op around it
+    ]
+    assert attach_launchers(nodes, launches) == 3
+    assert nodes[0].detail == {}  # a copy is not a kernel
+    assert nodes[1].detail["launched_by"] == "layers.0.mlp.up / aten::linear"
+    fill = {"module": "layers.0.mlp", "op": "aten::zeros", "launched_by": "layers.0.mlp / aten::zeros"}
+    assert nodes[2].detail == fill
+    assert nodes[3].detail == {"module": "layers.0.mlp", "launched_by": "layers.0.mlp"}
+
+
+def test_kernels_the_profiler_never_saw_stay_unattributed():
+    nodes = _nodes("a", "b")
+    assert attach_launchers(nodes, [{"kernel": "c", "module": "m", "op": "aten::mul"}]) == 0
+    assert all("launched_by" not in n.detail for n in nodes)
+    assert launcher_text(None, None) is None and launcher_text(None, "aten::mul") == "aten::mul"
+
+
+def _event(name, parent=None):
+    return SimpleNamespace(name=name, cpu_parent=parent)
+
+
+def test_a_kernel_belongs_to_the_outermost_aten_op_inside_the_innermost_module():
+    root = _event(MODULE_MARK + "LlamaForCausalLM")
+    layer = _event(MODULE_MARK + "model.layers.0.self_attn.q_proj", root)
+    linear = _event("aten::linear", layer)
+    addmm = _event("aten::addmm", _event("aten::matmul", linear))
+    assert _launcher(addmm) == ("model.layers.0.self_attn.q_proj", "aten::linear")
+    assert _launcher(layer) == ("model.layers.0.self_attn.q_proj", None)  # a Triton kernel in a module
+    assert _launcher(_event("aten::mul")) == (None, "aten::mul")  # a step that is not a module
+
+
+def test_triton_functions_of_a_workload_are_found_by_the_names_their_kernels_carry():
+    jit = type("JITFunction", (), {"__module__": "triton.runtime.jit"})
+    tuner = type("Autotuner", (), {"__module__": "triton.runtime.autotuner"})
+    add, matmul = jit(), jit()
+    add.__name__, matmul.__name__ = "add_kernel", "matmul_kernel"
+    tuned = tuner()
+    tuned.fn = matmul
+    module = SimpleNamespace(add_kernel=add, matmul=tuned, setup=lambda ctx: None, torch=SimpleNamespace())
+    assert triton_kernel_names(module) == frozenset({"add_kernel", "matmul_kernel"})
+
+
+def test_the_dag_text_lists_who_launched_each_box():
+    nodes = _nodes("Kernel2", "add_kernel")
+    attach_launchers(nodes, [{"kernel": GEMM, "module": "mlp.up", "op": "aten::linear"}])
+    text = render_dag(Dag(nodes, [], "live", True), "live capture of w.py")
+    header, first, second = text.splitlines()[1:4]
+    assert header.endswith("launched by")
+    assert first.endswith("mlp.up / aten::linear") and second.endswith("-")
