@@ -82,6 +82,7 @@ def main() -> None:
                 "switch_penalty_us": served["switch_penalty_ns"] / 1e3,
                 "served_switch_us": (served["served_switch_ns"] or 0) / 1e3,
                 "grouped_ms": served["grouped_mean_ns"] / 1e6,
+                "rotation_switch_us": (first["measurements"].get("switch_ns") or {}).get("rotation", 0) / 1e3,
                 "plan_memory_mib": best["memory_bytes"] / 2**20,
                 "plan_startup_ms": best["startup_ns"] / 1e6,
                 "list_sizes": len(compared["measured"]),

@@ -48,6 +48,11 @@ COPY_HINT = (
     "captures; copy with ctx.copy(dst, src) between a ctx.pinned(shape, dtype) host buffer and a device "
     "array: CUDA captures that as a memcpy node (README: Workload format)"
 )
+READ_HINT = (
+    "a step captured as a graph must not synchronise with the host, and reading a GPU value on the host "
+    "(float(x), .get(), cupy.asnumpy, print) waits for it; read results after the step, or copy an answer "
+    "out with ctx.copy(pinned, device_array) into a ctx.pinned(shape, dtype) buffer and read that after it"
+)
 CAPTURE_MARKERS = ("StreamCapture", "captur", "Captur", "cudaErrorNotPermitted")
 FAULT_MARKERS = (
     "IllegalAddress",
@@ -100,7 +105,9 @@ def describe_error(kind: str, detail: str) -> str:
     if kind == "capture_failed":
         if "cuBLAS" in detail:
             hint = f" ({CUBLAS_HINT})"
-        elif "transfers are disallowed" in detail or "H2D" in detail or "D2H" in detail:
+        elif "D2H" in detail:  # a GPU value read on the host (float(x), .get(), print): that waits for the GPU
+            hint = f" ({READ_HINT})"
+        elif "transfers are disallowed" in detail or "H2D" in detail:
             hint = f" ({COPY_HINT})"
         else:
             hint = f" ({CAPTURE_HINT})"

@@ -26,6 +26,7 @@ def measure_sizes(
     fw = live.fw
     ordered = sorted(sizes, reverse=order == "largest")
     kept: list[Any] = []  # graphs stay alive: memory adds up as in a server
+    steps: list[Any] = []
     results = []
     before_all = fw.memory()
     for size in ordered:
@@ -44,6 +45,7 @@ def measure_sizes(
         fw.synchronize()
         after = fw.memory()
         kept.append(graph)
+        steps.append(step)  # and its buffers: a torch step's tensors die with it, and its graph reads them
         live.reset_state()
         first = _host_time(fw, lambda graph=graph: fw.launch(graph))
         replay = _time(live, lambda graph=graph: fw.launch(graph), reps, warmup)
@@ -71,16 +73,22 @@ def measure_sizes(
     }
 
 
-def switch_penalty(live: LiveWorkload, graphs: list[Any], medians: list[float], reps: int) -> float | None:
-    """What a replay costs on top of its own median when the graph before it was another one: the graphs
-    replayed round-robin `reps` times each (every replay a switch), each graph's median there against
-    its median replayed alone, averaged over the graphs. None with fewer than two graphs."""
+def switch_penalty(live: LiveWorkload, graphs: list[Any], medians: list[float], reps: int) -> dict[str, Any] | None:
+    """What a replay costs on top of its own median when the graph before it was another one, two ways:
+    each graph alternated with its neighbour in size (`pairs`: two graphs in play, as skewed traffic
+    mostly switches) and all graphs round-robin (`rotation`: every graph cold); each graph's median
+    there against its median replayed alone, averaged over the graphs. None with fewer than two graphs."""
     if len(graphs) < 2:
         return None
     fw = live.fw
-    calls = [lambda graph=graph: fw.launch(graph) for graph in graphs] * reps
-    gpu = np.asarray(timed(live, calls)[0]).reshape(reps, len(graphs))
-    return float(np.mean(np.median(gpu, axis=0) - np.asarray(medians)))
+    launch = [lambda graph=graph: fw.launch(graph) for graph in graphs]
+    gpu = np.asarray(timed(live, launch * reps)[0]).reshape(reps, len(graphs))
+    rotation = float(np.mean(np.median(gpu, axis=0) - np.asarray(medians)))
+    pairs = []
+    for i in range(len(graphs) - 1):
+        both = np.asarray(timed(live, [launch[i], launch[i + 1]] * reps)[0]).reshape(reps, 2)
+        pairs.append(np.median(both, axis=0) - np.asarray(medians[i : i + 2]))
+    return {"pairs": float(np.mean(pairs)), "rotation": rotation}
 
 
 def build_step(live: LiveWorkload, size: int) -> Any:

@@ -80,7 +80,7 @@ class FakeSession:
         return {
             "order": order,
             "sizes": results,
-            "switch_ns": SWITCH,
+            "switch_ns": {"pairs": 2 * SWITCH, "rotation": SWITCH},
             "total_memory_bytes": total + extra,
             "total_pool_bytes": total,
         }

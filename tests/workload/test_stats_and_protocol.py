@@ -50,6 +50,10 @@ def test_failures_are_named_from_the_exception():
     cupy_own_check = RuntimeError("the current stream is capturing, so D2H transfers are disallowed")
     assert classify(cupy_own_check, capturing=True) == "capture_failed"
     assert "must not synchronise with the host" in describe_error("capture_failed", "x")
+    read = describe_error("capture_failed", str(cupy_own_check))  # float(x[0]) in the step: a host read
+    assert "must not synchronise with the host" in read and "ctx.copy" in read
+    upload = describe_error("capture_failed", "the current stream is capturing, so H2D transfers are disallowed")
+    assert "ctx.pinned" in upload and "must not synchronise" not in upload
 
 
 def test_large_samples_get_order_statistic_intervals_that_agree_with_the_bootstrap():
