@@ -161,7 +161,12 @@ def dag(graph: Dag | None, title: str) -> str:
         x, y = 10 + (i % per_row) * (box_w + 20), 26 + (i // per_row) * (box_h + 24)
         heat = int(235 - 200 * min(share, 1.0) ** 0.5)
         fill = f"fill='rgb(255,{heat},{heat})' stroke='#4285f4'"
-        body.append(f"<rect x='{x}' y='{y}' width='{box_w}' height='{box_h}' rx='5' {fill}/>")
+        node = group.first
+        about = [node.name, node.detail.get("launched_by"), str(node.detail.get("full_name", ""))[:240]]
+        hover = html.escape("\n".join(a for a in about if a))  # a browser's tooltip: the whole name, who launched it
+        body.append(
+            f"<rect x='{x}' y='{y}' width='{box_w}' height='{box_h}' rx='5' {fill}><title>{hover}</title></rect>"
+        )
         name = group.first.name[:20] + (f" x{len(group)}" if len(group) > 1 else "")
         body.append(_text(x + 6, y + 15, name))
         each = f", {format_ns(group.median_ns)} each" if group.median_ns is not None else ""
