@@ -28,17 +28,17 @@ def report_from_sources(
     charts: bool = True,
 ) -> Report:
     """The report `graphscope report ITEMS` describes (report.sources parses them)."""
-    from graphscope.report.sources import StoredPlan, parse_source, sides_for
+    from graphscope.report.sources import StoredPlan, TuneSource, parse_source, sides_for
 
-    if len(items) == 1 and items[0].startswith(StoredPlan.prefix):
+    if len(items) == 1 and items[0].startswith((StoredPlan.prefix, TuneSource.prefix)):
         from graphscope.report.plan_report import plan_report
+        from graphscope.report.tune_report import tune_report
 
-        report, plan_charts = plan_report(parse_source(items[0]).load(session))
-        return report, plan_charts if charts else {}
-    found = sides_for(items, scope_a, scope_b, session)
-    if isinstance(found, dict):  # a tuning session: its own report, no trace charts
-        return found, {}
-    return report_of(*found, title=title, charts=charts)
+        stored = parse_source(items[0])
+        made = plan_report if isinstance(stored, StoredPlan) else tune_report
+        report, own_charts = made(stored.load(session))
+        return report, own_charts if charts else {}
+    return report_of(*sides_for(items, scope_a, scope_b, session), title=title, charts=charts)
 
 
 def tuning_report_of(tuning_id: int, session: Path | None = None) -> Report:

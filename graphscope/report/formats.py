@@ -184,7 +184,7 @@ def to_csv(report: dict[str, Any]) -> str:
     writer = csv.writer(buffer)
     if report.get("tables") and not report["kernels"]:
         table = report["tables"][0]
-        writer.writerow(_cell(c) for c in table["columns"])
+        writer.writerow(_cell(c) for c in table.get("raw_columns", table["columns"]))
         writer.writerows([_cell(v) for v in row] for row in table.get("raw", table["rows"]))
         return buffer.getvalue()
     writer.writerow(

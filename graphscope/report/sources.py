@@ -19,7 +19,6 @@ from graphscope.analysis.scope import Scope, TimeWindow, measured_scope, nvtx_sc
 from graphscope.analysis.summary import TraceAnalysis, analyze
 from graphscope.core.errors import BadInputError
 from graphscope.core.events import MODES
-from graphscope.report.compare import FORMAT
 from graphscope.report.sides import Side, run_side, trace_side
 from graphscope.trace import Trace, load_trace
 
@@ -136,6 +135,17 @@ class TuneSource(StoredNumber):
 
     prefix: ClassVar[str] = "tune:"
 
+    def load(self, session: Path | None) -> dict[str, Any]:
+        """The stored session with its workload's path and every trial (report/tune_report.py)."""
+        store = _open_store(session)
+        try:
+            tuning = store.tuning(self.number)
+        finally:
+            store.close()
+        if tuning is None:
+            raise BadInputError(f"{self.text}: no such tuning session in {store.path}")
+        return tuning
+
 
 @dataclass(frozen=True)
 class StoredPlan(StoredNumber):
@@ -219,16 +229,16 @@ def _open_store(session: Path | None) -> SessionStore:
 
 def sides_for(
     items: list[str], scope_a: str | None, scope_b: str | None, session: Path | None
-) -> tuple[Side, Side | None] | dict[str, Any]:
-    """The two sides (the second None for a one-sided report), or a finished tuning report."""
+) -> tuple[Side, Side | None]:
+    """The two sides (the second None for a one-sided report)."""
     if not items or len(items) > 3:
         raise BadInputError(USAGE)
     sources = [parse_source(text) for text in items]
     option_a, option_b = parse_scope_option(scope_a, "--a"), parse_scope_option(scope_b, "--b")
     kinds = tuple(type(s) for s in sources)
     loaded = Loaded()
-    if kinds == (TuneSource,):
-        return tuning_report(_open_store(session), sources[0].number)
+    if TuneSource in kinds or StoredPlan in kinds:  # each is reported on its own (report/compose.py)
+        raise BadInputError(USAGE)
     if all(k is RunSource for k in kinds) and len(kinds) <= 2:
         store = _open_store(session)
         if len(sources) == 1:
@@ -276,80 +286,3 @@ def _run_sides(
             trace = loaded.side(Path(stored["sqlite"]), None, f"run {run['id']} {mode} trace")
         sides.append(run_side(run, mode, samples, trace))
     return (sides[0], sides[1] if len(sides) > 1 else None)
-
-
-def tuning_report(store: SessionStore, tuning_id: int) -> dict[str, Any]:
-    """A tuning session in the report schema: baseline vs best (in place, and with fresh captures)."""
-    import datetime as dt
-    import json
-
-    tuning = store.tuning(tuning_id)
-    if tuning is None:
-        raise BadInputError(f"tune:{tuning_id}: no such tuning session in {store.path}")
-    trials = tuning["trials"]
-    summary = json.loads(tuning["summary"]) if tuning.get("summary") else {}
-
-    def per_step(trial: dict[str, Any] | None) -> dict[str, Any]:
-        if not trial or trial.get("median_ns") is None:
-            return {}
-        stats = {
-            "n": trial["reps"],
-            "median": trial["median_ns"],
-            "ci_low": trial["ci_low_ns"],
-            "ci_high": trial["ci_high_ns"],
-        }
-        return {"replay_ns": stats}
-
-    fresh = [t for t in trials if t["how"] == "fresh-capture"]
-    baseline = trials[0] if trials else None
-    best_config = tuning.get("best")
-    best = next((t for t in trials[1:] if t["config"] == best_config and t["how"] == "in-place"), baseline)
-    side = lambda label, trial: {  # noqa: E731
-        "label": label,
-        "kind": "tuning",
-        "source": str(tuning["path"]),
-        "scope": None,
-        "steps": (trial or {}).get("reps") or 0,
-        "per_step": per_step(trial),
-        "verdict": None,
-    }
-    rows = []
-    for trial in trials:
-        config = json.loads(trial["config"]).get("blocks", {})
-        rows.append(
-            {
-                "site": trial["site"],
-                "block": json.loads(trial["block"]) if trial["block"] else None,
-                "config": config,
-                "how": trial["how"],
-                "median_ns": trial["median_ns"],
-                "ci_low_ns": trial["ci_low_ns"],
-                "ci_high_ns": trial["ci_high_ns"],
-                "reps": trial["reps"],
-                "status": trial["status"],
-                "reason": trial["reason"],
-            }
-        )
-    metrics = {}
-    if baseline and best and baseline.get("median_ns") and best.get("median_ns"):
-        metrics["replay_ns"] = {
-            "a_median": baseline["median_ns"],
-            "b_median": best["median_ns"],
-            "saved": baseline["median_ns"] - best["median_ns"],
-        }
-    return {
-        "format": FORMAT,
-        "title": f"tuning session {tuning_id}: {Path(tuning['path']).name} ({tuning['strategy']})",
-        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "a": side("baseline (in place)", baseline),
-        "b": side("best (in place)", best),
-        "comparison": {"metrics": metrics, "verdicts": {"gain": summary.get("conclusion", "not finished")}},
-        "kernels": [],
-        "tuning": {
-            "status": tuning.get("status"),
-            "summary": summary,
-            "trials": rows,
-            "fresh_captures": [per_step(t).get("replay_ns") for t in fresh],
-        },
-        "notes": [],
-    }

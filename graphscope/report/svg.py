@@ -202,3 +202,57 @@ def frontier(points: list[dict[str, Any]], chosen: list[int], title: str) -> str
     body.append(_text(left, height - 12, f"graph memory (0 to {format_bytes(x_max)})"))
     body.append(_text(6, 30, f"up to {format_ns(y_max)}", extra="font-size='9'"))
     return _svg(width, height, body, title)
+
+
+STATUS_MARKS = {"ok": "#2ca02c", "mismatch": "#d62728", "invalid": "#7f7f7f", "fault": "#d62728",
+                "timeout": "#ff7f0e", "sanitizer": "#9467bd"}  # fmt: skip
+
+
+def trial_medians(rows: list[dict[str, Any]], title: str) -> str:
+    """Per tuned node, its in-place trials left to right: the median with its 95% interval, a failed
+    trial as a cross at the foot coloured by its status; the baseline's median dashed across."""
+    nodes: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row.get("site") and row["how"] == "in-place":
+            nodes.setdefault(row["site"], []).append(row)
+    baseline = rows[0]["median_ns"] if rows and rows[0].get("median_ns") else None
+    if not nodes:
+        return ""
+    ok = [r for group in nodes.values() for r in group if r["status"] == "ok" and r.get("median_ns") is not None]
+    highs = [r["ci_high_ns"] for r in ok] + ([baseline] if baseline else [])
+    lows = [r["ci_low_ns"] for r in ok] + ([baseline] if baseline else [])
+    y_max, y_min = max([*highs, 1.0]), min([*lows, 0.0]) if not lows else min(lows)
+    pad = max((y_max - y_min) * 0.08, y_max * 0.005)  # a zoomed axis: trials differ by percent, not by 2x
+    y_min, y_max = max(y_min - pad, 0.0), y_max + pad
+    width, panel, left = 640, 110, 80
+    body = [_text(10, 14, title)]
+    for p, (node, group) in enumerate(nodes.items()):
+        top = 26 + p * (panel + 18)
+        bottom = top + panel - 18
+
+        def y_of(value: float, top: float = top, bottom: float = bottom) -> float:
+            return bottom - (bottom - top) * (value - y_min) / (y_max - y_min)
+
+        body.append(_text(6, top + 10, node[:12]))
+        body.append(f"<line x1='{left}' x2='{width - 10}' y1='{bottom}' y2='{bottom}' stroke='#ccc'/>")
+        if baseline:
+            yb = y_of(baseline)
+            body.append(f"<line x1='{left}' x2='{width - 10}' y1='{yb:.1f}' y2='{yb:.1f}' stroke='#888' "
+                        "stroke-dasharray='4 3'/>")  # fmt: skip
+        step = (width - left - 20) / max(len(group), 1)
+        for i, row in enumerate(group):
+            x = left + step * (i + 0.5)
+            colour = STATUS_MARKS.get(row["status"], "#333")
+            label = html.escape(f"{row['block']}: {row['status']}" + (f" ({row['cause']})" if row["cause"] else ""))
+            if row.get("median_ns") is not None and row["status"] == "ok":
+                y, lo, hi = y_of(row["median_ns"]), y_of(row["ci_low_ns"]), y_of(row["ci_high_ns"])
+                body.append(f"<line x1='{x:.1f}' x2='{x:.1f}' y1='{lo:.1f}' y2='{hi:.1f}' stroke='{colour}'/>")
+                body.append(f"<circle cx='{x:.1f}' cy='{y:.1f}' r='3' fill='{colour}'><title>{label}, "
+                            f"{html.escape(format_ns(row['median_ns']))}</title></circle>")  # fmt: skip
+            else:
+                body.append(f"<text x='{x:.1f}' y='{bottom - 3:.1f}' text-anchor='middle' fill='{colour}' {FONT}>"
+                            f"x<title>{label}</title></text>")  # fmt: skip
+            body.append(_text(x, bottom + 12, row["block"], anchor="middle", extra="font-size='8'"))
+    axis = f"{format_ns(y_min)} (foot) to {format_ns(y_max)} (top) per replay"
+    body.append(_text(6, 26 + len(nodes) * (panel + 18), axis, extra="font-size='9'"))
+    return _svg(width, 40 + len(nodes) * (panel + 18), body, title)

@@ -203,6 +203,7 @@ class TuningController:
                 if recorder is not None:
                     recorder.tuning_finished(tuning, {"trials": [t.to_json() for t in seen], "summary": None}, status)
 
+            restarted = len(self.restarts)
             try:
                 result = tune(
                     self.workload,
@@ -222,6 +223,7 @@ class TuningController:
             except BaseException:
                 closed("failed")
                 raise
+            result.restarts = self.restarts[restarted:]
             if recorder is not None:
                 data = result.to_json()
                 data["tuning_id"] = tuning

@@ -26,7 +26,7 @@ class Trial:
     """One configuration measured: per-replay GPU time samples (ns) and whether outputs still match."""
 
     config: LaunchConfig
-    how: str  # "in-place", "fresh-capture" or "recorded"
+    how: str  # "in-place", "fresh-capture", "recorded", or "drift-check" (the baseline again, after the search)
     samples: list[float]
     outputs_match: bool | None = True
     knob: str | None = None

@@ -18,6 +18,8 @@ from graphscope.tune.strategies import STRATEGIES
 
 PRECISION = 0.01  # repetitions are chosen so the median's interval is within +-1%
 MAX_REPS = 200
+TUNING_FORMAT = "graphscope-tuning/1"
+"""The tuning session's JSON (docs/json.md): `tune --json`, the report's `tuning.session`."""
 
 
 @dataclass
@@ -31,6 +33,8 @@ class TuningResult:
     trials: list[Trial]
     confirmed_baseline: Trial | None = None  # fresh capture
     confirmed_best: Trial | None = None  # fresh capture
+    baseline_again: Trial | None = None  # in place after the search: how far the machine drifted meanwhile
+    restarts: list[str] = field(default_factory=list)  # why the child was restarted during the sweep
     capture: dict[str, int] = field(default_factory=dict)
     started: float = 0.0
     finished: float = 0.0
@@ -93,22 +97,31 @@ class TuningResult:
             return None
         return self.baseline.stats.median / self.confirmed_baseline.stats.median
 
+    def drift(self) -> float | None:
+        """The baseline re-measured after the search against itself before it, minus 1."""
+        again = self.baseline_again
+        if again is None or not again.usable or not self.baseline.usable:
+            return None
+        return again.stats.median / self.baseline.stats.median - 1
+
     def to_json(self) -> dict[str, Any]:
         trials = [self.baseline, *self.trials]
-        trials += [t for t in (self.confirmed_baseline, self.confirmed_best) if t is not None]
+        trials += [t for t in (self.baseline_again, self.confirmed_baseline, self.confirmed_best) if t is not None]
+        knobs = {
+            k.key: {
+                "sites": len(k.sites),
+                "candidates": [list(c) for c in k.candidates],
+                "baseline": list(k.baseline),
+                "kernel": k.sites[0].kernel,
+            }
+            for k in self.knobs
+        }
         return {
+            "format": TUNING_FORMAT,
             "workload": str(self.workload),
             "strategy": self.strategy,
             "reps": self.reps,
-            "knobs": {
-                k.key: {
-                    "sites": len(k.sites),
-                    "candidates": [list(c) for c in k.candidates],
-                    "baseline": list(k.baseline),
-                    "kernel": k.sites[0].kernel,
-                }
-                for k in self.knobs
-            },
+            "knobs": knobs,
             "baseline": self.baseline.config.to_json(),
             "best": self.best.config.to_json(),
             "trials": [t.to_json() for t in trials],
@@ -124,6 +137,10 @@ class TuningResult:
                 "in_place_penalty": self.in_place_penalty(),
                 "statuses": {status: sum(t.status == status for t in self.trials) for status in STATUSES},
                 "median_apply_ns": _median_apply(self.trials),
+                "format": TUNING_FORMAT,  # the summary is what the session database keeps
+                "baseline_drift": self.drift(),
+                "restarts": list(self.restarts),
+                "knobs": knobs,  # the stored session keeps what was searched
             },
             "started": self.started,
             "finished": self.finished,
@@ -190,12 +207,16 @@ def tune(
     result = TuningResult(
         workload, strategy, knobs, chosen, baseline, search.best, search.trials, capture=capture or {}, started=started
     )
+    progress(0.88, "measuring the baseline again (the machine's drift over the sweep)")
+    result.baseline_again = measurer.measure(baseline.config, chosen)
+    result.baseline_again.how = "drift-check"
+    record(done[0] + 1, result.baseline_again)
     if result.improved:
         progress(0.9, "confirming with fresh captures")
         result.confirmed_baseline = measurer.confirm(baseline.config, chosen)
-        record(done[0] + 1, result.confirmed_baseline)
+        record(done[0] + 2, result.confirmed_baseline)
         result.confirmed_best = measurer.confirm(search.best.config, chosen)
-        record(done[0] + 2, result.confirmed_best)
+        record(done[0] + 3, result.confirmed_best)
     result.finished = time.time()
     progress(1.0, result.conclusion())
     return result

@@ -169,8 +169,28 @@ def test_a_tuning_session(tmp_path):
     tuning = SessionStore(session).record_tuning(result.to_json())
     data = report(tmp_path, f"tune:{tuning}", "--session", str(session))
     assert data["comparison"]["verdicts"]["gain"].startswith("adopt")
-    assert len(data["tuning"]["trials"]) == len(result.trials) + 3
+    assert len(data["tuning"]["trials"]) == len(result.trials) + 4
     assert "GPU time per graph replay" in report(tmp_path, f"tune:{tuning}", "--session", str(session), name="t.md")
+    # in full: every trial with its numbers, status and cause; the config diff; the session's numbers
+    trials, diff, numbers = data["tables"]
+    assert len(trials["rows"]) == len(result.trials) + 4 and trials["rows"][0][1] == "baseline"
+    hows = [row[3] for row in trials["rows"]]
+    assert hows.count("fresh-capture") == 2 and hows.count("drift-check") == 1
+    tried = {(row[1], row[2]) for row in trials["rows"] if row[1] in result.best.config.blocks}
+    assert len(tried) >= 3  # each node's candidates, by block
+    assert all(row[4] != "-" and "-" in row[5] for row in trials["rows"])  # median and interval everywhere
+    assert {row[0] for row in diff["rows"]} == {k.key for k in knobs_for(SITES)}
+    assert any(row[5] == "changed" for row in diff["rows"])
+    facts = dict(numbers["rows"])
+    assert facts["baseline drift over the sweep"].endswith("%") and facts["restarts of the workload child"] == "none"
+    assert data["tuning"]["session"]["format"] == "graphscope-tuning/1"
+    csv_rows = list(
+        csv.reader(io.StringIO(report(tmp_path, f"tune:{tuning}", "--session", str(session), name="t.csv")))
+    )
+    assert csv_rows[0][:5] == ["seq", "node", "block", "how", "median_ns"] and len(csv_rows) == len(trials["rows"]) + 1
+    float(csv_rows[1][4])  # raw nanoseconds, not formatted text
+    page = report(tmp_path, f"tune:{tuning}", "--session", str(session), name="t.html")
+    assert "trial medians per node" in page and page.count("<circle") >= len(result.trials)
 
 
 @pytest.mark.parametrize(

@@ -87,8 +87,9 @@ def test_tuning_history_is_stored(tmp_path):
     store = SessionStore(tmp_path / "s.sqlite")
     tuning_id = store.record_tuning(result.to_json())
     trials = store.trials(tuning_id)
-    assert len(trials) == len(result.trials) + 3  # + baseline and the two confirmations
-    assert {t["how"] for t in trials} == {"in-place", "fresh-capture"}
+    assert len(trials) == len(result.trials) + 4  # + baseline, its drift check and the two confirmations
+    assert trials[-3]["how"] == "drift-check" and result.drift() is not None
+    assert {t["how"] for t in trials} == {"in-place", "drift-check", "fresh-capture"}
     store.close()
 
 
