@@ -142,6 +142,13 @@ def _add_tune(sub: argparse._SubParsersAction) -> None:
         help="brute: each candidate of each knob against the baseline; descent: knob by knob",
     )
     p.add_argument("--reps", type=int, metavar="N", help="replays per trial (default: what the noise needs)")
+    p.add_argument(
+        "--verify",
+        choices=("outputs", "sanitizer"),
+        default="outputs",
+        help="outputs: each candidate's outputs against the eager reference; sanitizer: also its step under "
+        "compute-sanitizer (memcheck, initcheck, racecheck) before it may be adopted",
+    )
     p.add_argument("--config", type=Path, metavar="JSON", help="start from this launch config")
     p.add_argument("--save", type=Path, metavar="JSON", help="write the best config here (if it is adopted)")
     p.add_argument("--json", action="store_true")
@@ -444,7 +451,9 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     start = LaunchConfig.load(args.config) if args.config else LaunchConfig(workload=args.workload.name)
     from graphscope.store.recorder import Recorder
 
-    controller = TuningController(args.workload, start, args.timeout, Recorder(args.session))
+    controller = TuningController(args.workload, start, args.timeout, Recorder(args.session), verify=args.verify)
+    if controller.verify_note:
+        print(f"graphscope: {controller.verify_note}", file=sys.stderr)
     progress = _progress_printer(not args.json and sys.stderr.isatty())
     try:
         loaded = controller.load(progress)

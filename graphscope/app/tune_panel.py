@@ -14,6 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
@@ -55,6 +56,8 @@ class TunePanel(QWidget):
 
         self.path = QLineEdit()
         self.path.setPlaceholderText("a workload file")
+        self.browse_button = QPushButton("Browse…")
+        self.browse_button.clicked.connect(self.browse)
         self.load_button = QPushButton("Load live")
         self.load_button.clicked.connect(self.load)
         self.status = QLabel("load a workload: its graph is captured in a child process")
@@ -66,8 +69,15 @@ class TunePanel(QWidget):
         self.block.setMinimumWidth(90)
         self.apply_button = QPushButton("Apply && re-measure")
         self.apply_button.clicked.connect(self.apply_selected)
+        self.strategy_label = QLabel("strategy")
         self.strategy = QComboBox()
         self.strategy.addItems(["descent", "brute"])
+        self.strategy.setToolTip("descent: knob by knob from the baseline; brute: every candidate of every knob")
+        self.sanitizer = QCheckBox("compute-sanitizer")
+        self.sanitizer.setToolTip(
+            "also run each candidate that measured ok under compute-sanitizer (memcheck, initcheck, racecheck) "
+            "before it can win: catches blocks whose outputs match by luck; each candidate takes seconds longer"
+        )
         self.sweep_button = QPushButton("Sweep all nodes")
         self.sweep_button.clicked.connect(self.sweep)
         self.confirm_button = QPushButton("Confirm best (fresh capture)")
@@ -89,9 +99,9 @@ class TunePanel(QWidget):
 
         layout = QVBoxLayout(self)
         for widgets in (
-            (self.path, self.load_button),
+            (self.path, self.browse_button, self.load_button),
             (self.node_label, self.block, self.apply_button),
-            (self.strategy, self.sweep_button, self.confirm_button),
+            (self.strategy_label, self.strategy, self.sanitizer, self.sweep_button, self.confirm_button),
             (self.apply_best_button, self.export_button, self.import_button, self.report_button),
             (self.progress, self.cancel_button),
         ):
@@ -108,7 +118,7 @@ class TunePanel(QWidget):
     def _enable(self) -> None:
         idle = self.task is None
         loaded = self.controller is not None and self.controller.baseline is not None
-        for widget in (self.load_button, self.path):
+        for widget in (self.load_button, self.path, self.browse_button):
             widget.setEnabled(idle)
         for widget in (self.sweep_button, self.confirm_button, self.apply_best_button, self.import_button):
             widget.setEnabled(idle and loaded)
@@ -240,8 +250,17 @@ class TunePanel(QWidget):
 
     # -- sweeps, confirmation, configs ------------------------------------------------------------
 
+    def browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a workload", "", "Workloads (*.py)")
+        if path:
+            self.path.setText(path)
+
     def sweep(self) -> None:
         strategy, controller = self.strategy.currentText(), self.controller
+        note = controller.set_verify("sanitizer" if self.sanitizer.isChecked() else "outputs")
+        if note:
+            self.sanitizer.setChecked(False)
+            self.status.setText(note)
         reps = len(controller.baseline.samples)
         self._run(
             lambda progress, cancel: controller.sweep(strategy, None, reps, progress, cancel),

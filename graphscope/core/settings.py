@@ -14,6 +14,14 @@ NSYS_CANDIDATES = (
     "/usr/local/cuda/bin/nsys",
 )
 
+SANITIZER_ENV = "GRAPHSCOPE_COMPUTE_SANITIZER"
+SANITIZER_CANDIDATES = (
+    "/usr/local/cuda/bin/compute-sanitizer",
+    "/usr/local/cuda-*/bin/compute-sanitizer",
+    "/usr/local/cuda/compute-sanitizer/compute-sanitizer",
+    "/opt/nvidia/compute-sanitizer*/compute-sanitizer",
+)
+
 
 def data_dir() -> Path:
     """The user's data folder (session database, tuned configs): $GRAPHSCOPE_DATA_DIR or XDG data home."""
@@ -35,21 +43,30 @@ def default_session_db() -> Path:
     return data_dir() / "session.sqlite"
 
 
-def find_nsys() -> str | None:
-    """The nsys executable: $GRAPHSCOPE_NSYS, then PATH, then the usual install folders."""
-    override = os.environ.get(NSYS_ENV)
+def _find_tool(variable: str, name: str, candidates: tuple[str, ...]) -> str | None:
+    override = os.environ.get(variable)
     if override:
         return override if Path(override).is_file() else None
-    found = shutil.which("nsys")
+    found = shutil.which(name)
     if found:
         return found
     from glob import glob
 
-    for pattern in NSYS_CANDIDATES:
+    for pattern in candidates:
         matches = sorted(glob(pattern))
         if matches:
             return matches[-1]
     return None
+
+
+def find_nsys() -> str | None:
+    """The nsys executable: $GRAPHSCOPE_NSYS, then PATH, then the usual install folders."""
+    return _find_tool(NSYS_ENV, "nsys", NSYS_CANDIDATES)
+
+
+def find_sanitizer() -> str | None:
+    """compute-sanitizer: $GRAPHSCOPE_COMPUTE_SANITIZER, then PATH, then the CUDA toolkit's folders."""
+    return _find_tool(SANITIZER_ENV, "compute-sanitizer", SANITIZER_CANDIDATES)
 
 
 def asset_path(name: str) -> Path:

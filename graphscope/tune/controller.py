@@ -10,6 +10,7 @@ it is measured, so a sweep that is killed keeps what it measured; tune never imp
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -43,7 +44,24 @@ class IsolatingMeasurer:
         return self.controller.live.baseline(config, reps, detour)  # a failing baseline is the user's problem
 
     def measure(self, config: LaunchConfig, reps: int) -> Trial:
-        return self._guarded(lambda live: live.measure(config, reps), config, "in-place")
+        trial = self._guarded(lambda live: live.measure(config, reps), config, "in-place")
+        if self.controller.sanitize and trial.usable:
+            self._sanitize(trial)
+        return trial
+
+    def _sanitize(self, trial: Trial) -> None:
+        """A measured candidate under compute-sanitizer (workload/sanitizer.py), once per config: a
+        finding makes it a `sanitizer` trial that can never win."""
+        from graphscope.workload.sanitizer import sanitize
+
+        key = json.dumps(trial.config.to_json(), sort_keys=True)
+        found = self.controller.sanitized.get(key)
+        if found is None:
+            found = self.controller.sanitized[key] = sanitize(self.controller.workload, trial.config)
+        if not found["clean"]:
+            trial.status, trial.reason = "sanitizer", found["finding"]
+        elif found["errors"]:
+            trial.reason = "; ".join(found["errors"])  # the tool could not judge it: said, not held against it
 
     def confirm(self, config: LaunchConfig, reps: int) -> Trial:
         return self._guarded(lambda live: live.confirm(config, reps), config, "fresh-capture")
@@ -78,8 +96,13 @@ class TuningController:
         recorder: Recorder | None = None,
         session_factory: Callable[..., Any] = WorkloadSession,
         cpu: int | None = None,
+        verify: str = "outputs",
     ) -> None:
+        """`verify='sanitizer'`: a candidate that measured ok also runs under compute-sanitizer before it can
+        win (where the tool is missing, `verify_note` says so and tuning goes on with outputs only)."""
         self.workload = Path(workload).resolve()
+        self.sanitized: dict[str, dict[str, Any]] = {}  # config JSON -> what compute-sanitizer found
+        self.set_verify(verify)
         self.start = start or LaunchConfig(workload=self.workload.name)
         self.timeout = timeout
         self.recorder = recorder
@@ -97,6 +120,15 @@ class TuningController:
         self.detour: LaunchConfig | None = None
         self._lock = threading.Lock()
         self._cancel: CancelToken | None = None
+
+    def set_verify(self, verify: str) -> str:
+        """'outputs' or 'sanitizer' for the sweeps that follow; returns why the sanitizer is off, if it is."""
+        from graphscope.core.settings import find_sanitizer
+        from graphscope.workload.sanitizer import MISSING
+
+        self.verify_note = MISSING if verify == "sanitizer" and find_sanitizer() is None else ""
+        self.sanitize = verify == "sanitizer" and not self.verify_note
+        return self.verify_note
 
     # -- one operation at a time ---------------------------------------------------------------
 

@@ -18,6 +18,7 @@ STATUSES = {
     "invalid": "cannot be launched (beyond the kernel's or the device's limits, or refused by the driver)",
     "fault": "faulted on the GPU or crashed the workload (the child was restarted)",
     "timeout": "did not finish in time (the child was restarted)",
+    "sanitizer": "compute-sanitizer found an error in its step (--verify sanitizer): reported, never adopted",
 }
 
 

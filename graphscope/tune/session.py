@@ -51,6 +51,7 @@ class TuningResult:
             "timeout": "timed out",
             "invalid": "could not be launched",
             "mismatch": "changed outputs",
+            "sanitizer": "failed compute-sanitizer",
         }
         counts = {status: sum(t.status == status for t in self.trials) for status in words}
         return ", ".join(f"{n} {words[status]}" for status, n in counts.items() if n)
