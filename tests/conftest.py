@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import atexit
+import os
 import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# the trace cache (and converted .nsys-rep exports) of this test run live apart from the user's, and the
+# cache stays on: tests that read a file twice exercise the cached path
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="graphscope-tests-cache-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
 
 DATA = Path(__file__).parent / "data"
 EXPORTS = sorted(DATA.glob("*.sqlite"))

@@ -7,7 +7,7 @@ asks for); the others stay deferred in their tables and load on first use, in on
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -19,7 +19,7 @@ from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.symbols import SymbolTable, elide
 from graphscope.core.table import Deferred, Table
 from graphscope.core.units import format_ns
-from graphscope.trace import entities, metadata, schema
+from graphscope.trace import cache, entities, metadata, schema
 from graphscope.trace.bulk import import_in_background, read_tables
 from graphscope.trace.database import ColumnSpec, ExportDatabase, as_int, check_regular_file, quoted
 from graphscope.trace.kineto_json import is_kineto
@@ -65,13 +65,54 @@ def load_trace(
         path = export_to_sqlite(path, progress, cancel)
     progress(0.0, f"opening {path.name}")
     check_regular_file(path)
-    if is_kineto(path):  # a PyTorch-profiler trace: JSON (or gzip), not SQLite
+    kineto = is_kineto(path)
+    entry = cache.open_entry(path) if window is None else None
+    if entry is not None:
+        try:
+            return _from_cache(entry, path, columns, kineto)
+        except (OSError, ValueError, KeyError, TypeError):  # a damaged entry: read the file, and cache it again
+            cache.drop(entry.path)
+    if kineto:  # a PyTorch-profiler trace: JSON (or gzip), not SQLite
         from graphscope.trace.kineto import load_kineto
 
-        return load_kineto(path)
+        trace = load_kineto(path)
+        if cache.enabled():
+            cache.save_in_background(trace, {})
+        return trace
     import_in_background()
     with ExportDatabase(path) as db:
         return _load(db, progress, cancel, columns, window)
+
+
+def _from_cache(entry: cache.Entry, path: Path, columns: Columns, kineto: bool) -> Trace:
+    """The trace from its cache entry: cached columns memory-mapped, the others deferred to the file
+    (and added to the entry once read)."""
+    parts = entry.trace_parts()
+    info, symbols = parts["info"], parts["symbols"]
+    tables = {}
+    for key in TABLES:
+        cached = entry.columns(key)
+        reader = entry.reader(key)
+        specs = TABLES[key][1]
+        later = {n: s for n, s in specs.items() if n not in cached and n not in ("global_tid", "global_pid")}
+        deferred = None
+        if later and reader["table"] and not kineto:
+
+            def remember(loaded: dict[str, np.ndarray], key: str = key) -> None:
+                cache.add_columns_in_background(entry.path, key, loaded)
+
+            deferred = _deferred(
+                path, key, reader["table"], later, reader["keep"], reader["order"], info.warnings, None, symbols,
+                remember,
+            )  # fmt: skip
+        tables[key] = Table(cached, deferred)
+        if (
+            deferred is not None
+            and not kineto
+            and not entry.has(key, _eager_names(key, columns) - {"global_tid", "global_pid"})
+        ):
+            tables[key].load_deferred()  # asked for up front, not cached yet: read now, as a cold load would
+    return Trace(**parts, **tables)
 
 
 def load_for_view(
@@ -205,6 +246,8 @@ def _load(
     )
     info.graph_trace_mode = metadata.infer_graph_mode(trace)
     metadata.describe_contents(db, trace)
+    if window is None and cache.enabled():  # written beside the caller's own work, in a thread
+        cache.save_in_background(trace, {k: {"table": tables[k], "keep": keep[k], "order": order[k]} for k in TABLES})
     progress(1.0, "loaded")
     return trace
 
@@ -219,8 +262,10 @@ def _deferred(
     warnings: list[str],
     rowids: tuple[int, int] | None = None,
     symbols: SymbolTable | None = None,
+    after: Callable[[dict[str, np.ndarray]], None] | None = None,
 ) -> Deferred:
-    """Columns read on first use, in one pass, filtered, translated and ordered as the eager ones were."""
+    """Columns read on first use, in one pass, filtered, translated and ordered as the eager ones were;
+    `after` hears of them once read (the cache keeps them)."""
 
     def load() -> dict[str, np.ndarray]:
         with ExportDatabase(path) as db:
@@ -233,6 +278,8 @@ def _deferred(
             columns = {name: array[keep] for name, array in columns.items()}
         if order is not None:
             columns = {name: array[order] for name, array in columns.items()}
+        if after is not None:
+            after(columns)
         return columns
 
     return Deferred(tuple(specs), load)
