@@ -94,7 +94,7 @@ def _from_cache(entry: cache.Entry, path: Path, columns: Columns, kineto: bool) 
         cached = entry.columns(key)
         reader = entry.reader(key)
         specs = TABLES[key][1]
-        later = {n: s for n, s in specs.items() if n not in cached and n not in ("global_tid", "global_pid")}
+        later = {n: specs[n] for n in reader["deferred"] if n in specs and n not in cached}
         deferred = None
         if later and reader["table"] and not kineto:
 
@@ -106,11 +106,7 @@ def _from_cache(entry: cache.Entry, path: Path, columns: Columns, kineto: bool) 
                 remember,
             )  # fmt: skip
         tables[key] = Table(cached, deferred)
-        if (
-            deferred is not None
-            and not kineto
-            and not entry.has(key, _eager_names(key, columns) - {"global_tid", "global_pid"})
-        ):
+        if deferred is not None and set(later) & _eager_names(key, columns):
             tables[key].load_deferred()  # asked for up front, not cached yet: read now, as a cold load would
     return Trace(**parts, **tables)
 

@@ -70,6 +70,7 @@ def test_the_cycle_collector_is_off_during_a_summary_and_back_on_after(monkeypat
     seen = []
     original = summary_module.summarize
     monkeypatch.setattr(summary_module, "summarize", lambda *a, **k: seen.append(gc.isenabled()) or original(*a, **k))
+    monkeypatch.setenv("GRAPHSCOPE_NO_CACHE", "1")  # computed, not a kept answer
     assert main(["summary", "--json", str(H200_NODE)]) == 0
     assert seen == [False] and gc.isenabled()
     capsys.readouterr()

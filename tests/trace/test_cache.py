@@ -1,0 +1,147 @@
+"""The trace cache: a second open gives the same trace from memory-mapped columns, keeps up with the file,
+survives damage, stays in the user's cache folder, and can be turned off."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphscope.trace import cache, load_trace
+from tests.conftest import DATA, FORKJOIN
+
+KINETO = DATA / "kineto" / "h200_torch_linear_capture.json.gz"
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("GRAPHSCOPE_NO_CACHE", raising=False)
+    monkeypatch.setattr(cache, "_evicted", False)
+    return tmp_path / "cache" / "graphscope"
+
+
+def _written(path: Path, timeout: float = 20.0) -> Path:
+    """The file's entry, once the background writer has put it in place."""
+    entry = cache.entry_for(path)
+    deadline = time.time() + timeout
+    while not (entry / "manifest.json").exists():
+        assert time.time() < deadline, "the cache entry was never written"
+        time.sleep(0.05)
+    return entry
+
+
+def _mapped(array: np.ndarray) -> bool:
+    while array is not None:
+        if isinstance(array, np.memmap):
+            return True
+        array = array.base
+    return False
+
+
+def _same(a, b) -> None:
+    for key in (*cache.EVENT_TABLES, *cache.SMALL_TABLES):
+        ta, tb = getattr(a, key), getattr(b, key)
+        assert len(ta) == len(tb) and set(ta.columns) | set(ta.deferred) == set(tb.columns) | set(tb.deferred)
+        for name in set(ta.columns) | set(ta.deferred):
+            np.testing.assert_array_equal(ta[name], tb[name], err_msg=f"{key}.{name}")
+    assert [a.symbols.name(i) for i in range(len(a.symbols))][: len(b.symbols)] == [
+        b.symbols.name(i) for i in range(len(b.symbols))
+    ][: len(a.symbols)]
+    assert a.info.warnings == b.info.warnings and a.info.holds == b.info.holds and a.gpus == b.gpus
+
+
+@pytest.mark.parametrize("source", [FORKJOIN, KINETO], ids=["nsys", "kineto"])
+def test_a_second_open_is_the_same_trace_from_memory_mapped_columns(own_cache, tmp_path, source):
+    path = tmp_path / source.name
+    shutil.copy(source, path)
+    first = load_trace(path)
+    entry = _written(path)
+    assert entry.parent == own_cache / "traces" and not list(tmp_path.glob("*.npy"))  # never beside the file
+    second = load_trace(path)
+    assert _mapped(second.kernels._columns["start"])
+    _same(first, second)
+    with pytest.raises(ValueError):  # read-only: nothing may change the cached columns in place
+        second.kernels.start[0] = 0
+
+
+def test_deferred_columns_are_read_from_the_file_and_then_kept(own_cache, tmp_path, monkeypatch):
+    path = tmp_path / "f.sqlite"
+    shutil.copy(FORKJOIN, path)
+    load_trace(path)  # the summary's columns: the launch configurations stay in the file
+    entry = _written(path)
+    monkeypatch.setenv("GRAPHSCOPE_NO_CACHE", "1")
+    fresh = load_trace(path, columns="all")
+    monkeypatch.delenv("GRAPHSCOPE_NO_CACHE")
+    cached = load_trace(path)
+    assert "grid_x" in cached.kernels.deferred
+    np.testing.assert_array_equal(cached.kernels.grid_x, fresh.kernels.grid_x)  # from the file, ordered alike
+    deadline = time.time() + 10
+    while "grid_x" not in json.loads((entry / "manifest.json").read_text())["tables"]["kernels"]["columns"]:
+        assert time.time() < deadline
+        time.sleep(0.05)
+    third = load_trace(path)
+    assert "grid_x" in third.kernels.columns and _mapped(third.kernels._columns["grid_x"])
+
+
+def test_a_changed_file_misses_and_a_damaged_entry_is_rebuilt(own_cache, tmp_path):
+    path = tmp_path / "f.sqlite"
+    shutil.copy(FORKJOIN, path)
+    expected = load_trace(path)
+    entry = _written(path)
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert cache.open_entry(path) is None  # another modification time: another entry
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    (entry / "kernels.start.npy").write_bytes(b"\x93NUMPY garbage")
+    damaged = load_trace(path)  # read from the file instead
+    _same(expected, damaged)
+    assert not (entry / "kernels.start.npy").exists() or cache.open_entry(path) is not None
+    (entry.parent / entry.name / "manifest.json").write_text("{not json") if entry.exists() else None
+    assert cache.open_entry(path) is None and not entry.exists()
+
+
+def test_no_cache_writes_nothing_and_the_budget_evicts_the_least_recently_used(own_cache, tmp_path, monkeypatch):
+    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    shutil.copy(FORKJOIN, a)
+    shutil.copy(FORKJOIN, b)
+    monkeypatch.setenv("GRAPHSCOPE_NO_CACHE", "1")
+    load_trace(a)
+    time.sleep(0.5)
+    assert not (own_cache / "traces").exists() or not any((own_cache / "traces").iterdir())
+    monkeypatch.delenv("GRAPHSCOPE_NO_CACHE")
+    load_trace(a)
+    first = _written(a)
+    os.utime(first / "manifest.json", (time.time() - 100, time.time() - 100))  # used long ago
+    load_trace(b)
+    second = _written(b)
+    cache.evict(sum(f.stat().st_size for f in second.iterdir()) + 1)
+    assert not first.exists() and second.exists()
+
+
+def test_a_warm_summary_prints_the_same_answer_without_reading_the_file(own_cache, tmp_path):
+    path = tmp_path / "f.sqlite"
+    shutil.copy(FORKJOIN, path)
+    env = {**os.environ, "XDG_CACHE_HOME": str(own_cache.parent)}
+
+    def summary(*extra):
+        done = subprocess.run(
+            [sys.executable, "-m", "graphscope", "summary", str(path), *extra], capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    cold, warm = summary("--json"), summary("--json")
+    assert cold == warm and json.loads(warm)["kernels"]["count"] > 0
+    assert len(list((own_cache / "answers").iterdir())) == 1
+    assert summary("--json", "--top", "3") != warm  # another question, another answer
+    text = summary()
+    assert text == summary() and not text.lstrip().startswith("{")
+    assert summary("--json", "--no-cache") == cold and len(list((own_cache / "answers").iterdir())) == 3
