@@ -8,8 +8,9 @@ reads from the file (deferred ones) are added to the entry as they load. The fol
 (`GRAPHSCOPE_CACHE_BYTES`, default 8 GiB; least recently used entries go first); a damaged entry is
 removed and the file read again; `GRAPHSCOPE_NO_CACHE=1` (the CLI's `--no-cache`) turns it off.
 
-NumPy's own format rather than Arrow IPC: the same memory-mapped columns without a 0.2-0.3 s pyarrow
-import in every fresh process (README, Dependencies).
+NumPy's own format rather than Arrow IPC: the columns are NumPy arrays already, `np.load(mmap_mode="r")`
+maps them back with no conversion and their dtypes round-trip exactly; pyarrow's IPC reader gives the
+same memory maps but costs its import (measured: 0.12 s in a fresh process, 0.03 s after NumPy).
 """
 
 from __future__ import annotations
