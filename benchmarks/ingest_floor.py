@@ -87,10 +87,21 @@ def commands(path: Path, scratch: Path, peers: bool) -> dict[str, tuple[list[str
     found = {
         "floor: SQLite scan of the summary's columns": ([sys.executable, "-c", floor_code(), str(path)], {}, None),
         "graphscope summary --json": (
-            [sys.executable, "-m", "graphscope", "summary", "--json", "--no-cache", str(path)], {}, None
+            [sys.executable, "-m", "graphscope", "summary", "--json", "--no-cache", str(path)],
+            {},
+            None,
         ),  # the cold path (benchmarks/cache_warm.py times the warm one)
         "graphscope open: first frame": (
-            [sys.executable, "-m", "graphscope", "open", str(path), "--no-cache", "--screenshot", str(scratch / "x.png")],
+            [
+                sys.executable,
+                "-m",
+                "graphscope",
+                "open",
+                str(path),
+                "--no-cache",
+                "--screenshot",
+                str(scratch / "x.png"),
+            ],
             gui_env,
             "first frame",
         ),

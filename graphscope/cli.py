@@ -148,10 +148,12 @@ def _add_tune(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--strategy",
-        choices=("brute", "descent"),
+        choices=("brute", "descent", "model"),
         default="descent",
-        help="brute: each candidate of each knob against the baseline; descent: knob by knob",
+        help="brute: each candidate of each knob against the baseline; descent: knob by knob; model: Optuna's "
+        "TPE sampler over all knobs at once, --budget trials (extra [tune])",
     )
+    p.add_argument("--budget", type=int, metavar="N", help="trials for --strategy model (default: one brute pass)")
     p.add_argument("--reps", type=int, metavar="N", help="replays per trial (default: what the noise needs)")
     p.add_argument(
         "--verify",
@@ -473,7 +475,9 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
-    from graphscope.core.errors import BadInputError
+    import importlib.util
+
+    from graphscope.core.errors import BadInputError, ToolMissingError
     from graphscope.core.launch_config import LaunchConfig, parse_block
     from graphscope.report.tune_text import render_tuning
     from graphscope.tune.controller import TuningController
@@ -483,6 +487,11 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     if args.block and not args.node:
         raise BadInputError("--block needs --node (which launch site to try the blocks on)")
     blocks = [parse_block(b) for b in args.block.split(",")] if args.block else None
+    if args.budget is not None and args.budget < 1:
+        raise BadInputError("--budget needs at least one trial")
+    strategy = "brute" if args.node else args.strategy
+    if strategy == "model" and importlib.util.find_spec("optuna") is None:  # before any GPU work
+        raise ToolMissingError("--strategy model samples with Optuna, which is not installed: pip install -e '.[tune]'")
     start = LaunchConfig.load(args.config) if args.config else LaunchConfig(workload=args.workload.name)
     from graphscope.store.recorder import Recorder
 
@@ -498,7 +507,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
                 "keep the launch configurations they were built for)"
             )
         knobs = controller.knobs(args.node, blocks)
-        result = controller.sweep("brute" if args.node else args.strategy, knobs, args.reps, progress)
+        result = controller.sweep(strategy, knobs, args.reps, progress, budget=args.budget)
     finally:
         controller.close()
     data = result.to_json()

@@ -213,8 +213,8 @@ def trial_medians(rows: list[dict[str, Any]], title: str) -> str:
     trial as a cross at the foot coloured by its status; the baseline's median dashed across."""
     nodes: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        if row.get("site") and row["how"] == "in-place":
-            nodes.setdefault(row["site"], []).append(row)
+        if row.get("site") and row["how"] == "in-place":  # trials that moved several knobs share one panel
+            nodes.setdefault(row["site"] if "," not in row["site"] else "joint", []).append(row)
     baseline = rows[0]["median_ns"] if rows and rows[0].get("median_ns") else None
     if not nodes:
         return ""

@@ -21,7 +21,13 @@ RAW_COLUMNS = ("seq", "node", "block", "how", "median_ns", "ci_low_ns", "ci_high
 
 def _block(trial: dict[str, Any]) -> str:
     block = json.loads(trial["block"]) if trial.get("block") else None
-    return format_dim(tuple(block)) if block else ""
+    if block:
+        return format_dim(tuple(block))
+    site = trial.get("site") or ""
+    if "," in site:  # a model-based trial moved several knobs: their blocks
+        blocks = json.loads(trial["config"]).get("blocks", {})
+        return ", ".join(f"{k}={format_dim(tuple(blocks[k]))}" for k in site.split(",") if k in blocks)
+    return ""
 
 
 def _node(trial: dict[str, Any], seq: int, best_config: str | None) -> str:

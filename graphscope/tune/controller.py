@@ -214,9 +214,10 @@ class TuningController:
         reps: int | None = None,
         progress: ProgressCallback = no_progress,
         cancel: CancelToken | None = None,
+        budget: int | None = None,
     ) -> TuningResult:
-        """Search the knobs from the current config; with a recorder, every trial is recorded as it is
-        measured (a cancelled or killed sweep keeps them, marked as such)."""
+        """Search the knobs from the current config (`budget`: trials of the model strategy); with a
+        recorder, every trial is recorded as it is measured (a cancelled or killed sweep keeps them)."""
         with self._operation(cancel):
             knobs = knobs if knobs is not None else knobs_for(self.sites)
             recorder = self.recorder
@@ -248,6 +249,7 @@ class TuningController:
                     progress,
                     cancel,
                     record,
+                    budget=budget,
                 )
             except (Cancelled, KeyboardInterrupt):
                 closed("cancelled")

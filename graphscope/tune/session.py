@@ -175,6 +175,7 @@ def tune(
     cancel: CancelToken | None = None,
     on_trial: Callable[[int, Trial], None] | None = None,
     baseline: Trial | None = None,
+    budget: int | None = None,
 ) -> TuningResult:
     """Measure the baseline in place (unless given), search, then confirm baseline and winner with fresh
     captures. `on_trial(seq, trial)` hears of every trial as it is measured (seq 0 is the baseline)."""
@@ -196,15 +197,17 @@ def tune(
         if cancel is not None:
             cancel.check()
         done[0] += 1
-        label = f"{knob}={format_dim(config.blocks[knob])}" if knob else "the winners together"
+        moved = [k for k in (knob or "").split(",") if k in config.blocks]
+        label = ", ".join(f"{k}={format_dim(config.blocks[k])}" for k in moved) or "the winners together"
         progress(min(0.05 + 0.8 * done[0] / total, 0.85), f"trial {done[0]}: {label}")
         trial = measurer.measure(config, chosen)
         trial.knob = knob
-        trial.block = config.blocks.get(knob) if knob else None
+        trial.block = config.blocks.get(knob) if knob and "," not in knob else None
         record(done[0], trial)
         return trial
 
-    search = STRATEGIES[strategy](knobs, baseline, measure)
+    options = {"budget": budget} if strategy == "model" else {}
+    search = STRATEGIES[strategy](knobs, baseline, measure, **options)
     result = TuningResult(
         workload, strategy, knobs, chosen, baseline, search.best, search.trials, capture=capture or {}, started=started
     )

@@ -1,4 +1,5 @@
-"""Search strategies over knobs: one-at-a-time brute force, and node-by-node coordinate descent.
+"""Search strategies over knobs: one-at-a-time brute force, node-by-node coordinate descent, and a
+model-based search of the whole product space (Optuna's TPE sampler) for spaces too large to walk.
 
 A candidate replaces the current best only when it is faster with a 95% interval of the speed-up
 that excludes 1; a candidate whose outputs differ from the eager reference is reported, never adopted.
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from graphscope.core.launch_config import LaunchConfig
+from graphscope.core.launch_config import LaunchConfig, format_dim
 from graphscope.tune.measure import Trial
 from graphscope.tune.space import Knob
 
@@ -68,4 +69,49 @@ def coordinate_descent(knobs: list[Knob], baseline: Trial, measure: Measure, pas
     return search
 
 
-STRATEGIES = {"brute": brute_force, "descent": coordinate_descent}
+def model_based(knobs: list[Knob], baseline: Trial, measure: Measure, budget: int | None = None) -> Search:
+    """Optuna's TPE sampler over every knob at once (a categorical choice of block per knob): for spaces
+    too large to walk (many nodes x shapes), `budget` trials (default: one brute-force pass, the sum of
+    the knobs' candidates) each of the product space. Each trial is measured with the session's
+    noise-aware repetitions; the best is replaced only by a trial that beats it with a 95% interval that
+    excludes 1, as in the other strategies; failed and mismatching trials are told to the sampler as
+    failures (it learns to avoid them)."""
+    try:
+        import optuna
+    except ImportError:
+        raise ImportError("the model strategy samples with Optuna: pip install -e '.[tune]'", name="optuna") from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    search = Search(best=baseline)
+    labels = {knob.key: [format_dim(c) for c in knob.candidates] for knob in knobs}
+    by_label = {knob.key: dict(zip(labels[knob.key], knob.candidates)) for knob in knobs}
+    study = optuna.create_study(direction="minimize", sampler=optuna.samplers.TPESampler(seed=0))
+    study.enqueue_trial(
+        {k.key: format_dim(k.current(baseline.config)) for k in knobs if k.current(baseline.config) in k.candidates}
+    )
+    tried: dict[tuple, Trial] = {}
+    total = budget if budget is not None else sum(len(k.candidates) for k in knobs)
+    for _ in range(max(total, 1)):
+        asked = study.ask()
+        config = baseline.config
+        for knob in knobs:
+            config = config.with_block(
+                knob.key, by_label[knob.key][asked.suggest_categorical(knob.key, labels[knob.key])]
+            )
+        key = tuple(sorted(config.blocks.items()))
+        if config.blocks == baseline.config.blocks:
+            trial = baseline  # the baseline itself: already measured
+        elif key in tried:
+            trial = tried[key]  # the sampler came back to a measured point: no new measurement
+        else:
+            changed = [k.key for k in knobs if k.current(config) != k.current(baseline.config)]
+            trial = tried[key] = search.record(measure(config, ",".join(changed)))
+        if trial.usable:
+            study.tell(asked, trial.stats.median)
+        else:
+            study.tell(asked, state=optuna.trial.TrialState.FAIL)
+        if trial is not baseline and trial.beats(search.best):
+            search.best = trial
+    return search
+
+
+STRATEGIES = {"brute": brute_force, "descent": coordinate_descent, "model": model_based}

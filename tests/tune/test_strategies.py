@@ -111,3 +111,35 @@ def test_the_tuning_table_labels_baseline_trials_and_confirmations():
     assert rows[0] == ["baseline", "in-place"] and ["add=128", "in-place"] in rows
     assert rows[-2:] == [["baseline", "fresh-capture"], ["add=128", "fresh-capture"]]
     assert lines[-1].startswith("Conclusion: adopt")
+
+
+def coupled(config: LaunchConfig) -> tuple[float, bool]:
+    """Two kernels that share the GPU: moving either alone is slower, moving both to 512 is the fastest
+    (the landscape one-knob-at-a-time searches cannot cross)."""
+    add = config.blocks.get("add", (256, 1, 1))[0]
+    relu = config.blocks.get("relu", (256, 1, 1))[0]
+    if (add, relu) == (512, 512):
+        return 800_000.0, True
+    return 1_000_000.0 + 30_000 * ((add != 256) + (relu != 256)), True
+
+
+def test_the_model_strategy_crosses_a_valley_the_one_knob_searches_cannot():
+    knobs = [k for k in knobs_for(SITES) if k.key in ("add", "relu")]
+    for strategy in ("brute", "descent"):
+        assert not tune(Path("w.py"), knobs, RecordedMeasurer(coupled), strategy, reps=20).improved
+    measurer = RecordedMeasurer(coupled)
+    result = tune(Path("w.py"), knobs, measurer, "model", reps=20, budget=40)
+    assert result.best.config.blocks == {"add": (512, 1, 1), "relu": (512, 1, 1)} and result.adopt
+    assert len(result.trials) <= 40  # the budget, and points the sampler returned to are not measured again
+    assert len({tuple(sorted(t.config.blocks.items())) for t in result.trials}) == len(result.trials)
+    assert any("," in (t.knob or "") for t in result.trials)  # trials that moved both knobs at once
+
+
+def test_the_model_strategy_tells_failures_to_the_sampler_and_never_adopts_them():
+    def faulty(config):
+        add = config.blocks.get("add", (256, 1, 1))[0]
+        return (1.0, False) if add == 1024 else separable(config)
+
+    result = tune(Path("w.py"), knobs_for(SITES), RecordedMeasurer(faulty), "model", reps=20, budget=25)
+    assert result.best.config.blocks.get("add", (256, 1, 1))[0] != 1024
+    assert all(t.usable or t is not result.best for t in result.trials)
