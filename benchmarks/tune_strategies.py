@@ -23,7 +23,8 @@ BLOCKS = (32, 64, 128, 256, 512, 1024)
 
 
 def sites(count: int) -> list[Site]:
-    return [Site(f"k{i}", 0, f"kernel_{i}", (1 << 16, 1, 1), (256, 1, 1), (256, 1, 1), max_threads=1024) for i in range(count)]  # fmt: skip
+    shape = ((1 << 16, 1, 1), (256, 1, 1), (256, 1, 1))
+    return [Site(f"k{i}", 0, f"kernel_{i}", *shape, max_threads=1024) for i in range(count)]
 
 
 def separable(count: int):
