@@ -85,9 +85,9 @@ class CompareWindow(QWidget):
         """Both documents as report sides, each over its default scope (a run's measured repetitions)."""
         from graphscope.report.sides import trace_side
 
-        return tuple(
+        return tuple(  # A and B in the window's order, whichever finished loading first
             trace_side(d.trace, d.analysis, d.default_scope, f"{label} ({Path(d.trace.path).name})")
-            for label, d in self.documents.items()
+            for label, d in ((label, self.documents[label]) for label in self.views if label in self.documents)
         )
 
     def export(self) -> None:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from graphscope.app.report_dialog import export_report
+from graphscope.app.table_copy import make_copyable
 from graphscope.app.task_panel import TaskPanel
 from graphscope.app.workers import Task
 from graphscope.core.progress import CancelToken, ProgressCallback
@@ -110,6 +112,8 @@ class PlanPanel(TaskPanel):
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        make_copyable(self.table, "plan")
         self.engine = QComboBox()
         self.engine.addItems(ENGINES)
         self.engine.currentTextChanged.connect(self._show_snippet)

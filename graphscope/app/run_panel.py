@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from graphscope.app.table_copy import make_copyable
 from graphscope.app.task_panel import TaskPanel
 from graphscope.app.workers import Task
 from graphscope.core.progress import CancelToken, ProgressCallback
@@ -82,6 +84,8 @@ class RunPanel(TaskPanel):
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)  # no cut headers
+        make_copyable(self.table, "run")
         self.verdict = QLabel()
         self.verdict.setWordWrap(True)
         self.open_traces = QPushButton("Open the traces side by side")

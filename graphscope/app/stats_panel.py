@@ -6,6 +6,7 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
 
+from graphscope.app.table_copy import make_copyable
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table
 from graphscope.core.units import format_ns
@@ -91,6 +92,7 @@ class StatsPanel(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        make_copyable(self.table, "kernels")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.search)

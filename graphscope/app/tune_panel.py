@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QProgressBar,
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from graphscope.app.report_dialog import export_report
+from graphscope.app.table_copy import make_copyable
 from graphscope.app.workers import Task, start
 from graphscope.core.errors import BadInputError, GraphscopeError
 from graphscope.core.launch_config import LaunchConfig, format_dim, parse_block
@@ -96,6 +98,8 @@ class TunePanel(QWidget):
         self.history = QTableWidget(0, len(HISTORY))
         self.history.setHorizontalHeaderLabels(HISTORY)
         self.history.verticalHeader().hide()
+        self.history.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        make_copyable(self.history, "trials")
 
         layout = QVBoxLayout(self)
         for widgets in (
