@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QCursor, QKeyEvent
+from PySide6.QtWidgets import QToolTip
 
 from graphscope.analysis.gpu_time import idle_gaps
 from graphscope.analysis.scope import Scope
@@ -14,11 +15,13 @@ from graphscope.app.timeline_items import GridItem, LaneAxis, LinkItem, ScopeIte
 from graphscope.core.events import GPU_WORK, Activity
 from graphscope.core.units import format_ns
 from graphscope.trace.schema import NVTX_RANGE_TYPES
+from graphscope.view.describe import describe
 from graphscope.view.document import TraceDocument
 from graphscope.view.layout import API, DRAWN, GRAPH_GROUP, NVTX
 
 GROUP_HEADER = 0.9
 CLICK_TOLERANCE_PX = 3
+HOVER_FIELDS = 4  # the tooltip's facts: Details has them all
 ROW_PIXELS = 30  # a lane row keeps this height whatever the window size
 
 
@@ -59,6 +62,8 @@ class TimelineView(pg.PlotWidget):
         self.view.addItem(self.scope_item, ignoreBounds=True)
         self.time_axis.dragged = self._on_axis_drag
         self.scene().sigMouseClicked.connect(self._on_click)
+        self._hovered = ""
+        self.scene().sigMouseMoved.connect(self._on_hover)  # hover tooltips, as Nsight Systems and Perfetto have
         self.view.sigResized.connect(lambda _view: self._fit_rows())
 
     # -- building -----------------------------------------------------------------------------
@@ -215,10 +220,9 @@ class TimelineView(pg.PlotWidget):
 
     # -- selection and linking ----------------------------------------------------------------
 
-    def _on_click(self, event) -> None:
-        if self.document is None or event.button() != Qt.MouseButton.LeftButton:
-            return
-        point = self.view.mapSceneToView(event.scenePos())
+    def _hit(self, scene_pos) -> tuple[int, int] | None:
+        """(source, row) of the event or graph bracket under a scene position, or None."""
+        point = self.view.mapSceneToView(scene_pos)
         tolerance = CLICK_TOLERANCE_PX * (self.view.viewPixelSize()[0] or 1.0)
         for item in self.items.values():
             height = ROW_HEIGHT if item.collapsed else item.height
@@ -226,13 +230,38 @@ class TimelineView(pg.PlotWidget):
                 continue
             bracket = -1 if item.collapsed else item.hit_bracket(point.x(), point.y(), tolerance)
             if bracket >= 0:
-                self.select(GRAPH_GROUP, int(item.lane.bracket_rows[bracket]))
-                return
+                return GRAPH_GROUP, int(item.lane.bracket_rows[bracket])
             event_index = item.hit(point.x(), item.y if item.collapsed else point.y(), tolerance)
             if event_index >= 0:
-                self.select(int(item.lane.source[event_index]), int(item.lane.row[event_index]))
-                return
-        self.clear_selection()
+                return int(item.lane.source[event_index]), int(item.lane.row[event_index])
+        return None
+
+    def _on_click(self, event) -> None:
+        if self.document is None or event.button() != Qt.MouseButton.LeftButton:
+            return
+        found = self._hit(event.scenePos())
+        if found is None:
+            self.clear_selection()
+        else:
+            self.select(*found)
+
+    def hover_text(self, scene_pos) -> str:
+        """What the tooltip over an event says: its title and first facts (name, time, duration, stream)."""
+        found = self._hit(scene_pos) if self.document is not None else None
+        if found is None:
+            return ""
+        title, fields = describe(self.document, *found)
+        facts = [(name, value) for name, value in fields if str(value) not in title]  # not the name again
+        return "\n".join([title, *(f"{name}: {value}" for name, value in facts[:HOVER_FIELDS])])
+
+    def _on_hover(self, scene_pos) -> None:
+        text = self.hover_text(scene_pos)
+        if text != self._hovered:
+            self._hovered = text
+            if text:
+                QToolTip.showText(QCursor.pos(), text, self)
+            else:
+                QToolTip.hideText()
 
     def clear_selection(self) -> None:
         self.selection = None

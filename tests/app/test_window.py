@@ -55,6 +55,25 @@ def test_clicking_a_graph_launch_lights_up_all_its_node_kernels(window, open_tra
     assert _item(window, "gpu", stream=13)._highlight_count == 1000
 
 
+def test_hovering_an_event_names_it_in_a_tooltip(window, open_trace, qtbot):
+    document = open_trace(H200_NODE)
+    row = int(np.flatnonzero(document.trace.kernels.graph_node < 0)[-1])
+    start, end = int(document.trace.kernels.start[row]), int(document.trace.kernels.end[row])
+    origin = document.layout.origin
+    window.timeline.view.setXRange(start - origin - 2_000, end - origin + 2_000, padding=0)
+    qtbot.wait(50)
+    ((lane, _),) = document.layout.find(KERNEL, np.array([row]))
+    item = window.timeline.items[lane]
+    scene = window.timeline.view.mapViewToScene(pg_point((start + end) / 2 - origin, item.y + item.height / 2))
+    text = window.timeline.hover_text(scene)
+    assert text.splitlines()[0].startswith("vec_add") or "vec_add" in text.splitlines()[0]
+    assert "duration" in text or "start" in text
+    empty = window.timeline.view.mapViewToScene(pg_point(start - origin, -50.0))  # above every lane
+    assert window.timeline.hover_text(empty) == ""
+    window.timeline._on_hover(scene)  # shows it, and a second move over the same event changes nothing
+    assert window.timeline._hovered == text
+
+
 def pg_point(x, y):
     from PySide6.QtCore import QPointF
 
