@@ -63,6 +63,7 @@ class TimelineView(pg.PlotWidget):
         self.time_axis.dragged = self._on_axis_drag
         self.scene().sigMouseClicked.connect(self._on_click)
         self._hovered = ""
+        self.empty_note = pg.TextItem(color=(90, 90, 90), anchor=(0, 0))
         self.scene().sigMouseMoved.connect(self._on_hover)  # hover tooltips, as Nsight Systems and Perfetto have
         self.view.sigResized.connect(lambda _view: self._fit_rows())
 
@@ -114,10 +115,25 @@ class TimelineView(pg.PlotWidget):
         self.lane_axis.setTicks([[(at, self.lane_axis.fit(text)) for at, text in ticks], []])
         self.view.addItem(self.link)
         self._content_height = y
+        self._say_when_empty()
         if self.show_gaps:
             self._add_gaps()
         if self.selection is not None:
             self.select(*self.selection, emit=False)
+
+    def _say_when_empty(self) -> None:
+        """A file with nothing to draw says so on the timeline, instead of an empty 0-1 ns plot."""
+        if self.empty_note.scene() is not None:
+            self.view.removeItem(self.empty_note)
+        if self.document is None or any(len(item.lane.start) for item in self.items.values()):
+            return
+        hidden = " (every lane is hidden: Lanes panel)" if self.document.layout.lanes and not self.items else ""
+        self.empty_note.setText(
+            f"nothing to draw in {self.document.trace.path.name}{hidden}:\nno CUDA API calls, GPU work or NVTX "
+            "ranges\n(the Summary tab says what the file holds)"
+        )
+        self.view.addItem(self.empty_note, ignoreBounds=True)
+        self.empty_note.setPos(0, 0)
 
     def _add_gaps(self) -> None:
         document = self.document

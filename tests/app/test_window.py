@@ -147,3 +147,21 @@ def test_recent_files_are_remembered(window, open_trace):
     open_trace(H200_NODE)
     assert window.recent.files()[:2] == [str(H200_NODE.resolve()), str(FORKJOIN.resolve())]
     assert len(window.recent.menu.actions()) == 2
+
+
+def test_a_file_with_nothing_to_draw_says_so_on_the_timeline(window, open_trace, tmp_path):
+    import shutil
+    import sqlite3
+
+    path = tmp_path / "empty.sqlite"
+    shutil.copy(FORKJOIN, path)
+    with sqlite3.connect(path) as db:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            if table.startswith(("CUPTI_ACTIVITY_KIND_", "NVTX_EVENTS")):
+                db.execute(f"DELETE FROM {table}")
+    open_trace(path)
+    note = window.timeline.empty_note
+    assert note.scene() is not None and "nothing to draw in empty.sqlite" in note.textItem.toPlainText()
+    open_trace(FORKJOIN)  # and gone once there is something
+    assert window.timeline.empty_note.scene() is None
