@@ -26,8 +26,15 @@ EXIT_BAD_INPUT = 2
 
 
 def _add_summary(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("summary", help="headless summary of one export (.sqlite or .nsys-rep)")
-    p.add_argument("file", type=Path)
+    p = sub.add_parser(
+        "summary",
+        help="headless summary of one export (.sqlite, .nsys-rep, PyTorch-profiler JSON), or of a job's rank "
+        "traces (several files or a folder) analysed on Dask",
+    )
+    p.add_argument("files", type=Path, nargs="+", metavar="FILE")
+    p.add_argument("--step", metavar="NAME", help="ranks: the step range to align them by (default ProfilerStep#*)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="ranks: a running Dask scheduler (default: a local cluster)")
+    p.add_argument("--workers", type=int, metavar="N", help="ranks: local workers (default: one per core)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--top", type=int, default=10, metavar="N", help="kernels to list (default 10)")
     scope = p.add_mutually_exclusive_group()
@@ -296,6 +303,9 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
     if args.top < 0:
         raise BadInputError("--top cannot be negative")
+    if len(args.files) > 1 or args.files[0].is_dir():
+        return _summary_of_ranks(args)
+    args.file = args.files[0]
     question = _summary_question(args)
     kept = answer_cache.get(args.file, question) if question else None
     if kept is not None:  # the same question of the same file: answered before, before NumPy is imported
@@ -323,6 +333,19 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     if question:
         answer_cache.put(args.file, question, answer)
     return 0
+
+
+def _summary_of_ranks(args: argparse.Namespace) -> int:
+    """A job's rank traces as one: per rank on Dask, then the skew and stragglers across them."""
+    from graphscope.core.errors import BadInputError
+    from graphscope.ranks.job import analyse_job
+    from graphscope.report.ranks_text import render_ranks
+
+    if args.workers is not None and args.workers < 1:
+        raise BadInputError("--workers needs at least one worker")
+    job = analyse_job(args.files, args.step, args.scheduler, args.workers)
+    print(json.dumps(job, indent=2) if args.json else render_ranks(job))
+    return 0 if job["ranks"] else 2
 
 
 def _summary_question(args: argparse.Namespace) -> dict | None:

@@ -173,3 +173,14 @@ COPY_DIRECTIONS = {  # CUPTI_ACTIVITY_MEMCPY_KIND values: what a copy's copyKind
     12: "UVM DtoH",
     13: "UVM DtoD",
 }
+
+
+COMMUNICATION_MARKERS = ("nccl", "rccl", "allreduce", "all_reduce", "reducescatter", "allgather", "sendrecv")
+"""Kernel names of collectives and point-to-point transfers (NCCL's ncclDevKernel_*, RCCL's, and the
+collective names they carry), lower case: a GPU's communication, as against its computation."""
+
+
+def is_communication(kernel_name: str) -> bool:
+    """Does this kernel move data between GPUs (an NCCL/RCCL collective or send/receive)?"""
+    lowered = kernel_name.lower()
+    return any(marker in lowered for marker in COMMUNICATION_MARKERS)

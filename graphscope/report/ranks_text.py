@@ -1,0 +1,45 @@
+"""A rank job (ranks/job.py) as text: the verdict, what was left out, each rank, and the late steps."""
+
+from __future__ import annotations
+
+from statistics import median
+from typing import Any
+
+from graphscope.core.units import format_ns
+
+
+def render_ranks(job: dict[str, Any]) -> str:
+    engine = job.get("engine", {})
+    ranks, steps = job["ranks"], job["steps"]
+    world = f" (world size {job['world_size']})" if job.get("world_size") else ""
+    lines = [
+        f"{len(ranks)} ranks of one job{world}, {len(steps)} steps of {job.get('step_name') or '-'}; analysed on "
+        f"Dask ({engine.get('scheduler', 'local')}, {engine.get('workers', '?')} workers) in "
+        f"{engine.get('seconds', 0):.1f} s",
+        "",
+        f"Verdict: {job['verdict']}",
+    ]
+    if job.get("missing_ranks"):
+        lines.append(f"  missing ranks: {', '.join(map(str, job['missing_ranks'][:32]))}")
+    lines += [f"  left out: {problem}" for problem in job["problems"]]
+    if steps:
+        starts, ends = [s["start_skew_ns"] for s in steps], [s["end_skew_ns"] for s in steps]
+        lines.append(
+            f"  step skew across ranks: starts {format_ns(median(starts))} median, {format_ns(max(starts))} max; "
+            f"ends {format_ns(median(ends))} median, {format_ns(max(ends))} max"
+        )
+    lines += ["", f"  {'rank':>5} {'median step':>12} {'GPU busy':>9} {'straggler':>10}  launch verdict"]
+    for r in ranks:
+        busy = f"{r['gpu_utilization']:.0%}" if r.get("gpu_utilization") is not None else "-"
+        step = format_ns(r["median_step_ns"]) if r.get("median_step_ns") is not None else "-"
+        verdict = (r.get("verdict") or "").split(":")[0]
+        lines.append(f"  {r['rank']:>5} {step:>12} {busy:>9} {r['straggler_steps']:>10}  {verdict}")
+    late = [s for s in steps if s["held_by"] in ("GPU work", "launch-bound host", "communication")]
+    if late:
+        lines += ["", f"  {'step':>5} {'straggler':>9} {'late by':>10} {'held by':<18} {'its GPU busy':>12}"]
+        for s in sorted(late, key=lambda s: -s["late_ns"])[:20]:
+            lines.append(
+                f"  {s['step']:>5} {s['straggler']:>9} {format_ns(s['late_ns']):>10} {s['held_by']:<18} "
+                f"{s['straggler_gpu_busy']:>12.0%}"
+            )
+    return "\n".join(lines)
