@@ -581,8 +581,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from graphscope.report.perfetto import write_perfetto
     from graphscope.trace import load_trace
 
-    if args.output.suffix.lower() != ".json":
-        raise BadInputError(f"{args.output}: the export is trace-event JSON; name a .json file")
+    if not args.output.name.lower().endswith((".json", ".json.gz")):
+        raise BadInputError(f"{args.output}: the export is trace-event JSON; name a .json (or .json.gz) file")
     if not args.output.parent.is_dir():
         raise BadInputError(f"{args.output}: the folder {args.output.parent} does not exist")
     trace = load_trace(args.file)

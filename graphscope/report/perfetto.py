@@ -26,13 +26,19 @@ from graphscope.trace.schema import NVTX_RANGE_TYPES
 
 GPU_PID_BASE = 1_000_000  # GPU "processes" sit above any OS pid
 NVTX_TID_OFFSET = 1 << 30  # an NVTX track per thread, beside its CUDA API track
+FORMAT_CHUNK = 50_000  # events formatted, joined and written at a time: 1M kernels took 9 s, 0.5 GiB at 200,000
 CATEGORIES = {Activity.KERNEL: "kernel", Activity.MEMCPY: "memcpy", Activity.MEMSET: "memset", Activity.GRAPH: "graph"}
 
 
 def write_perfetto(trace: Trace, analysis: TraceAnalysis, path: Path) -> dict[str, int]:
     """Write the trace-event JSON; returns how many events of each kind were written."""
     try:
-        with open(path, "w", encoding="utf-8") as out:
+        if path.name.endswith(".gz"):  # the name says compressed: gzip (Perfetto UI opens .json.gz)
+            import gzip
+
+            with gzip.open(path, "wt", encoding="utf-8", compresslevel=3) as out:
+                return _write(trace, analysis, out)
+        with open(path, "w", encoding="utf-8", buffering=1 << 20) as out:
             return _write(trace, analysis, out)
     except OSError as exc:
         raise BadInputError(f"{path}: cannot write ({exc.strerror})") from None
@@ -48,6 +54,11 @@ def _write(trace: Trace, analysis: TraceAnalysis, out: TextIO) -> dict[str, int]
         out.write(("" if first[0] else ",\n") + json.dumps(event, separators=(",", ":")))
         first[0] = False
 
+    def emit_lines(lines: list[str]) -> None:  # a chunk of preformatted events, written in one go
+        if lines:
+            out.write(("" if first[0] else ",\n") + ",\n".join(lines))
+            first[0] = False
+
     for event in _metadata(trace, analysis):
         emit(event)
         counts["metadata"] += 1
@@ -60,68 +71,65 @@ def _write(trace: Trace, analysis: TraceAnalysis, out: TextIO) -> dict[str, int]
     flow_at_call[launches.rows[linked]] = launches.first_work[linked]
     flow_at_work = np.full(len(work), -1, dtype=np.int64)
     flow_at_work[launches.first_work[linked]] = launches.rows[linked]
-    for rows in _chunks(len(api)):
-        for row, start, end, name, pid, tid, flow in zip(
-            rows.tolist(),
-            api.start[rows].tolist(),
-            api.end[rows].tolist(),
-            api.name[rows].tolist(),
-            api_pid[rows].tolist(),
-            api_tid[rows].tolist(),
+    quoted_api = [json.dumps(n) for n in api_name]  # each name's JSON once, not once per event
+    for rows in _chunks(len(api), FORMAT_CHUNK):
+        ts, dur = _us_array(api.start[rows] - origin), _us_array(api.end[rows] - api.start[rows])
+        lines = []
+        for row, t, d, name, pid, tid, flow in zip(
+            rows.tolist(), ts, dur, api.name[rows].tolist(), api_pid[rows].tolist(), api_tid[rows].tolist(),
             flow_at_call[rows].tolist(),
-        ):
-            ts = _us(start - origin)
-            emit(
-                {
-                    "ph": "X",
-                    "cat": "cuda_api",
-                    "name": api_name[name],
-                    "pid": pid,
-                    "tid": tid,
-                    "ts": ts,
-                    "dur": _us(end - start),
-                }
+        ):  # fmt: skip
+            lines.append(
+                f'{{"ph":"X","cat":"cuda_api","name":{quoted_api[name]},"pid":{pid},"tid":{tid},"ts":{t!r},"dur":{d!r}}}'
             )
-            counts["slices"] += 1
             if flow >= 0:
-                emit({"ph": "s", "cat": "launch", "name": "launch", "id": row, "pid": pid, "tid": tid, "ts": ts})
+                lines.append(
+                    f'{{"ph":"s","cat":"launch","name":"launch","id":{row},"pid":{pid},"tid":{tid},"ts":{t!r}}}'
+                )
+        emit_lines(lines)
+        counts["slices"] += len(rows)
     counts["slices"] += _nvtx(trace, origin, emit)
     kernel_names = trace.kernels.short_name
-    for rows in _chunks(len(work)):
-        for kind, source, start, end, device, stream, call in zip(
-            work.kind[rows].tolist(),
-            work.source_row[rows].tolist(),
-            work.start[rows].tolist(),
-            work.end[rows].tolist(),
-            work.device[rows].tolist(),
-            work.stream[rows].tolist(),
-            flow_at_work[rows].tolist(),
-        ):
-            label = CATEGORIES[kind]
-            name = elide(names.name(int(kernel_names[source])), 200) if label == "kernel" else label
-            pid, ts = GPU_PID_BASE + device, _us(start - origin)
-            emit({"ph": "X", "cat": label, "name": name, "pid": pid, "tid": stream, "ts": ts, "dur": _us(end - start)})
-            counts["slices"] += 1
+    quoted: dict[int, str] = {}
+    labels = {int(kind): label for kind, label in CATEGORIES.items()}
+    for rows in _chunks(len(work), FORMAT_CHUNK):
+        ts, dur = _us_array(work.start[rows] - origin), _us_array(work.end[rows] - work.start[rows])
+        lines = []
+        for kind, source, t, d, device, stream, call in zip(
+            work.kind[rows].tolist(), work.source_row[rows].tolist(), ts, dur, work.device[rows].tolist(),
+            work.stream[rows].tolist(), flow_at_work[rows].tolist(),
+        ):  # fmt: skip
+            label = labels[kind]
+            if label == "kernel":
+                name_id = int(kernel_names[source])
+                name = quoted.get(name_id)
+                if name is None:
+                    name = quoted[name_id] = json.dumps(elide(names.name(name_id), 200))
+            else:
+                name = f'"{label}"'
+            pid = GPU_PID_BASE + device
+            lines.append(
+                f'{{"ph":"X","cat":"{label}","name":{name},"pid":{pid},"tid":{stream},"ts":{t!r},"dur":{d!r}}}'
+            )
             if call >= 0:
-                emit(
-                    {
-                        "ph": "f",
-                        "bp": "e",
-                        "cat": "launch",
-                        "name": "launch",
-                        "id": call,
-                        "pid": pid,
-                        "tid": stream,
-                        "ts": ts,
-                    }
+                lines.append(
+                    f'{{"ph":"f","bp":"e","cat":"launch","name":"launch","id":{call},"pid":{pid},"tid":{stream},'
+                    f'"ts":{t!r}}}'
                 )
                 counts["flows"] += 1
+        emit_lines(lines)
+        counts["slices"] += len(rows)
     out.write("\n]}\n")
     return counts
 
 
 def _us(ns: int) -> float:
     return round(ns / 1000.0, 3)
+
+
+def _us_array(ns: np.ndarray) -> list[float]:
+    """`_us` of every element, as Python floats (their repr is what json.dumps writes)."""
+    return [round(v / 1000.0, 3) for v in np.asarray(ns).tolist()]
 
 
 def _chunks(length: int, size: int = 200_000) -> Iterator[np.ndarray]:

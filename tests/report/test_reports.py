@@ -258,6 +258,17 @@ def test_perfetto_export_counts(tmp_path):
     assert "stream 13" in names
 
 
+def test_a_json_gz_name_writes_the_same_events_compressed(tmp_path):
+    import gzip
+
+    plain = (tmp_path / "t.json", tmp_path / "t.json.gz")
+    for out in plain:
+        assert main(["export", str(FORKJOIN), "-o", str(out)]) == 0
+    assert gzip.decompress(plain[1].read_bytes()) == plain[0].read_bytes()
+    assert plain[1].stat().st_size < plain[0].stat().st_size / 4
+    assert main(["export", str(FORKJOIN), "-o", str(tmp_path / "t.txt")]) == 2
+
+
 def test_kernels_of_two_files_match_by_name_not_by_their_files_string_ids(tmp_path):
     """Each export numbers its strings its own way: the same kernel must still be one row."""
     from tests import mutations
