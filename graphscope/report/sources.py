@@ -119,6 +119,17 @@ class StoredNumber(Source):
     max_parts: ClassVar[int] = 1
     hint: ClassVar[str] = ""
 
+    def _stored(self, session: Path | None, fetch: str, noun: str) -> dict[str, Any]:
+        """The session database's record (`SessionStore.<fetch>(number)`), or one line saying there is none."""
+        store = _open_store(session)
+        try:
+            found = getattr(store, fetch)(self.number)
+        finally:
+            store.close()
+        if found is None:
+            raise BadInputError(f"{self.text}: no such {noun} in {store.path}")
+        return found
+
 
 @dataclass(frozen=True)
 class RunSource(StoredNumber):
@@ -137,14 +148,7 @@ class TuneSource(StoredNumber):
 
     def load(self, session: Path | None) -> dict[str, Any]:
         """The stored session with its workload's path and every trial (report/tune_report.py)."""
-        store = _open_store(session)
-        try:
-            tuning = store.tuning(self.number)
-        finally:
-            store.close()
-        if tuning is None:
-            raise BadInputError(f"{self.text}: no such tuning session in {store.path}")
-        return tuning
+        return self._stored(session, "tuning", "tuning session")
 
 
 @dataclass(frozen=True)
@@ -154,14 +158,7 @@ class StoredPlan(StoredNumber):
     prefix: ClassVar[str] = "plan:"
 
     def load(self, session: Path | None) -> dict[str, Any]:
-        store = _open_store(session)
-        try:
-            plan = store.plan(self.number)
-        finally:
-            store.close()
-        if plan is None:
-            raise BadInputError(f"{self.text}: no such plan in {store.path}")
-        return plan
+        return self._stored(session, "plan", "plan")
 
 
 SCOPES = (NvtxSource, RangeSource)
