@@ -93,9 +93,7 @@ def save(trace: Trace, readers: dict[str, dict[str, Any]]) -> Path | None:
             shutil.rmtree(partial, ignore_errors=True)
             return None
     global _evicted
-    if (
-        not _evicted
-    ):  # once a process: the walk stats every file (the folder may pass the budget by one process's entries)
+    if not _evicted:  # once a process, as the walk stats every file: one process's entries may pass the budget
         _evicted = True
         evict(budget())
     return entry

@@ -242,7 +242,7 @@ def _load(
     )
     info.graph_trace_mode = metadata.infer_graph_mode(trace)
     metadata.describe_contents(db, trace)
-    if window is None and cache.enabled():  # written beside the caller's own work, in a thread
+    if window is None and cache.enabled():  # written beside the caller's own work (a forked process)
         cache.save_in_background(trace, {k: {"table": tables[k], "keep": keep[k], "order": order[k]} for k in TABLES})
     progress(1.0, "loaded")
     return trace
