@@ -207,7 +207,8 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
         help="compare two traces, two scopes of one trace, runs or a tuning session; write HTML/Markdown/JSON/CSV",
-        description="Sources: FILE [SCOPE SCOPE] | A B | run:ID [run:ID] | tune:ID. A scope is nvtx:NAME "
+        description="Sources: FILE [SCOPE SCOPE] | A B | run:ID [run:ID] | tune:ID | plan:ID | FOLDER of rank traces "
+        "(or three or more files). A scope is nvtx:NAME "
         "(a glob such as nvtx:'eager_*'; NAME#k for one instance) or range:START:END (12ms:40ms).",
     )
     p.add_argument("sources", nargs="+", metavar="SOURCE")
@@ -216,6 +217,9 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--b", dest="scope_b", metavar="SCOPE", help="scope of side B")
     p.add_argument("--title", help="the report's title")
     p.add_argument("--session", type=Path, metavar="DB", help="session database for run:ID and tune:ID")
+    p.add_argument("--step", metavar="NAME", help="rank traces: the step range to align them by")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="rank traces: a running Dask scheduler")
+    p.add_argument("--workers", type=int, metavar="N", help="rank traces: local Dask workers (default: one per core)")
     _add_cache_option(p)
     p.set_defaults(handler=_cmd_report)
 
@@ -566,12 +570,26 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if not args.output.parent.is_dir():
         raise BadInputError(f"{args.output}: the folder {args.output.parent} does not exist")
     html = args.output.suffix.lower() == ".html"
-    report, charts = report_from_sources(args.sources, args.scope_a, args.scope_b, args.session, args.title, html)
+    paths = [Path(s) for s in args.sources]
+    if any(p.is_dir() for p in paths) or (len(paths) > 2 and all(p.is_file() for p in paths)):
+        report, charts = _rank_report(paths, args)  # a job's rank traces
+    else:
+        report, charts = report_from_sources(args.sources, args.scope_a, args.scope_b, args.session, args.title, html)
     write_report(report, args.output, charts)
     from graphscope.report.compare import headline
 
     print("\n".join([f"wrote {args.output}", *headline(report)]))
     return 0
+
+
+def _rank_report(paths: list[Path], args: argparse.Namespace) -> tuple[dict, dict]:
+    from graphscope.ranks.job import analyse_job
+    from graphscope.report.ranks_report import ranks_report
+
+    report, charts = ranks_report(analyse_job(paths, args.step, args.scheduler, args.workers))
+    if args.title:
+        report["title"] = args.title
+    return report, charts
 
 
 @_one_shot

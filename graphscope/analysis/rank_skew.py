@@ -82,12 +82,21 @@ def combine(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "ranks": ranks,
         "steps": step_rows,
+        "late_ns": _lateness(good, steps),
         "step_name": good[0]["step_name"] if good else None,
         "world_size": world,
         "missing_ranks": missing,
         "problems": problems,
         "verdict": _verdict(ranks, step_rows, stragglers),
     }
+
+
+def _lateness(good: list[dict[str, Any]], steps: int) -> list[list[int]]:
+    """Per rank (rows, in rank order) and step: its arrival at the collective after the median rank's (ns)."""
+    if not good or not steps:
+        return []
+    arrive = np.array([r["arrive"][:steps] for r in good], dtype=np.int64)
+    return (arrive - np.median(arrive, axis=0)).astype(np.int64).tolist()
 
 
 def _steps(good: list[dict[str, Any]], steps: int) -> list[dict[str, Any]]:

@@ -140,8 +140,10 @@ def to_markdown(report: dict[str, Any]) -> str:
     for text in headline(report):
         lines += [f"> {_md(text)}", ""]
     head = ["metric (median per step)", "A"] + (["B", "saved (A - B)", "B speed-up [95%]"] if b else [])
-    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in metric_rows(report):
+    metrics = metric_rows(report)
+    if metrics:
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in metrics:
         lines.append("| " + " | ".join(_md(c) for c in row[: len(head)]) + " |")
     kernels = kernel_rows(report)[:30]
     if kernels:
@@ -269,10 +271,12 @@ def to_html(report: dict[str, Any], charts: dict[str, str]) -> str:
     parts.append("</table>")
     parts += [f"<div class='verdict'>{e(t)}</div>" for t in headline(report)]
     head = ["metric (median per step)", "A"] + (["B", "saved (A - B)", "B speed-up [95% interval]"] if b else [])
-    parts.append("<h2>Per step</h2><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr>")
-    for row in metric_rows(report):
-        parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row[: len(head)]) + "</tr>")
-    parts.append("</table>")
+    metrics = metric_rows(report)
+    if metrics:  # a rank job or a plan has its own tables instead
+        parts.append("<h2>Per step</h2><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr>")
+        for row in metrics:
+            parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row[: len(head)]) + "</tr>")
+        parts.append("</table>")
     for key, title in (
         ("timeline_a", "Timeline"),
         ("timeline_b", None),

@@ -81,3 +81,15 @@ def test_ranks_are_combined_by_their_own_numbers_without_dask():
     )
     assert any("no rank in the file" in p for p in result["problems"])
     assert rank_files([]) == []
+
+
+def test_a_folder_of_ranks_reports_its_stragglers_in_every_format(rank_set, tmp_path):
+    out = tmp_path / "ranks.html"
+    assert main(["report", str(rank_set), "-o", str(out), "--workers", "1"]) == 0
+    page = out.read_text()
+    assert "rank job: 8 ranks of 8" in page and "each rank&#x27;s lateness at each step" in page
+    assert "rank 3, step 5: 398" in page  # the planted straggler's cell, named in its tooltip
+    assert main(["report", str(rank_set), "-o", str(tmp_path / "ranks.json"), "--workers", "1"]) == 0
+    data = json.loads((tmp_path / "ranks.json").read_text())
+    assert data["ranks"]["verdict"].startswith("rank 3 holds the job back")
+    assert [row[1] for row in data["tables"][0]["rows"][:3]] == ["6", "3", "3"]  # the latest first
