@@ -36,7 +36,16 @@ def prepare() -> None:
 
 def _keep_freed_memory() -> None:
     """glibc only (musl and other systems have no mallopt, or need none); a user's MALLOC_* wins."""
-    if not sys.platform.startswith("linux") or any(name.startswith("MALLOC_") for name in os.environ):
+    if any(name.startswith("MALLOC_") for name in os.environ):
+        return
+    keep_freed_memory()
+
+
+def keep_freed_memory() -> None:
+    """Keep freed memory for reuse in this process whatever its environment says: for the Dask workers that
+    read rank traces, whose nanny sets MALLOC_TRIM_THRESHOLD_=65536 (measured: a 250,000-event rank took
+    9.3-11.7 s in such a worker against 3.1-3.6 s in a plain process)."""
+    if not sys.platform.startswith("linux"):
         return
     try:
         mallopt = ctypes.CDLL(None).mallopt

@@ -37,8 +37,10 @@ def rank_row(path: str, step: str | None = None) -> dict[str, Any]:
     """One rank, reduced (runs in a Dask worker): its steps, verdict and GPU use, or why it could not be read."""
     from graphscope.analysis.rank_steps import rank_of, rank_steps
     from graphscope.analysis.summary import summarize
+    from graphscope.core.process import keep_freed_memory
     from graphscope.trace import load_trace
 
+    keep_freed_memory()  # mallopt: cheap to repeat, and a worker may be one graphscope did not start
     try:
         trace = load_trace(path)
         summary = summarize(trace, 5)
