@@ -40,7 +40,7 @@ def test_a_full_disk_behind_stdout_is_named():
 @pytest.mark.parametrize(
     "args, words",
     [
-        (["summary"], "the following arguments are required: file"),
+        (["summary"], "the following arguments are required: FILE"),
         (["summary", str(FORKJOIN), "--top", "x"], "invalid int value"),
         (["run", "w.py", "--timeout", "-1"], "give a positive number of seconds"),
         (["run", "w.py", "--timeout", "0"], "give a positive number of seconds"),

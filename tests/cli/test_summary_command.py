@@ -44,7 +44,7 @@ def _file(folder, name, content: bytes):
     ("make", "message"),
     [
         (lambda tmp: tmp / "missing.sqlite", "no such file"),
-        (lambda tmp: tmp, "is a directory"),
+        (lambda tmp: tmp, "a folder with no traces"),  # a folder is a job's rank traces
         (lambda tmp: _file(tmp, "e.sqlite", b""), "empty"),
         (lambda tmp: _file(tmp, "t.sqlite", H200_NODE.read_bytes()[:40_000]), "damaged or truncated"),
         (lambda tmp: _file(tmp, "x.txt", b"hello" * 200), "not an SQLite file"),
