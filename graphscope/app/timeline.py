@@ -196,11 +196,12 @@ class TimelineView(pg.PlotWidget):
     def zoom_to_selection(self) -> None:
         if self.selection is None:
             return
-        lane_index, event = self._selected_event()
-        if lane_index is None:
+        located = self._locate(*self.selection)
+        if located is None:
             return
+        lane_index, event, bracket = located
         lane = self.document.layout.lanes[lane_index]
-        events = lane.brackets if self.selection[0] == GRAPH_GROUP else lane
+        events = lane.brackets if bracket else lane
         start, end = float(events.start[event]), float(events.end[event])
         width = max(end - start, 1000.0)
         self.view.setXRange(start - width, end + width, padding=0)
@@ -288,10 +289,21 @@ class TimelineView(pg.PlotWidget):
         self.link.set_points(None, None)
         self.selected.emit(-1, -1)
 
-    def _selected_event(self) -> tuple[int | None, int]:
-        source, row = self.selection
-        found = self.document.layout.find(source, np.array([row]))
-        return (found[0][0], int(found[0][1][0])) if found else (None, -1)
+    def _locate(self, source: int, row: int) -> tuple[int, int, bool] | None:
+        """(lane, index, is a bracket) of an event; a graph launch is its bracket, or in a whole-graph
+        export (graph trace mode 'graph') its whole-graph row, found by its start."""
+        layout = self.document.layout
+        found = layout.find(source, np.array([row]))
+        if found:
+            return found[0][0], int(found[0][1][0]), source == GRAPH_GROUP
+        if source == GRAPH_GROUP:
+            whole, start = self.document.trace.graph_launches, int(self.document.analysis.graphs.start[row])
+            at = int(np.searchsorted(whole.start, start)) if len(whole) else 0
+            if at < len(whole) and int(whole.start[at]) == start:
+                found = layout.find(int(Activity.GRAPH), np.array([at]))
+                if found:
+                    return found[0][0], int(found[0][1][0]), False
+        return None
 
     def select(self, source: int, row: int, emit: bool = True) -> None:
         """Select one event and light up what it is linked to (its launch call, or the work it caused)."""
@@ -301,9 +313,10 @@ class TimelineView(pg.PlotWidget):
             item.set_selected(-1)
             item.set_selected_bracket(-1)
         self.selection = (source, row)
-        lane_index, event = self._selected_event()
-        if lane_index in self.items:
-            if source == GRAPH_GROUP:
+        located = self._locate(source, row)
+        if located is not None and located[0] in self.items:
+            lane_index, event, bracket = located
+            if bracket:
                 self.items[lane_index].set_selected_bracket(event)
             else:
                 self.items[lane_index].set_selected(event)
@@ -393,14 +406,14 @@ class TimelineView(pg.PlotWidget):
         if call < 0 or source == API:
             self.link.set_points(None, None)
             return
-        layout = self.document.layout
-        work = layout.find(source, np.array([row]))
-        cpu = layout.find(API, np.array([call]))
-        if not work or not cpu or work[0][0] not in self.items or cpu[0][0] not in self.items:
+        work = self._locate(source, row)
+        cpu = self.document.layout.find(API, np.array([call]))
+        if work is None or not cpu or work[0] not in self.items or cpu[0][0] not in self.items:
             self.link.set_points(None, None)
             return
-        (cpu_lane, cpu_events), (gpu_lane, gpu_events) = cpu[0], work[0]
+        (cpu_lane, cpu_events), (gpu_lane, gpu_event, bracket) = cpu[0], work
         a_item, b_item = self.items[cpu_lane], self.items[gpu_lane]
+        starts = b_item.lane.brackets.start if bracket else b_item.lane.start  # a bracket's own start, not an event's
         a = QPointF(float(a_item.lane.end[cpu_events[0]]), a_item.y + ROW_HEIGHT / 2)
-        b = QPointF(float(b_item.lane.start[gpu_events[0]]), b_item.y + ROW_HEIGHT / 2)
+        b = QPointF(float(starts[gpu_event]), b_item.y + ROW_HEIGHT / 2)
         self.link.set_points(a, b)

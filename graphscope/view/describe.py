@@ -119,7 +119,13 @@ def _graph_row(document: TraceDocument, row: int) -> tuple[str, Fields]:
 
 def _graph_group(document: TraceDocument, row: int) -> tuple[str, Fields]:
     graphs = document.analysis.graphs
-    fields = [("graph", str(graphs.graph_id[row]))]
+    graph = int(graphs.graph_id[row])
+    same = np.flatnonzero(np.asarray(graphs.graph_id) == graph)  # launches of this graph, in start order
+    nth = int(np.searchsorted(same, row)) + 1
+    fields = [
+        ("graph", f"{graph}: launch {nth:,} of its {len(same):,}" if len(same) > 1 else str(graph)),
+        ("launch", f"{row + 1:,} of {len(graphs.graph_id):,} graph launches (open --select graph:{row + 1})"),
+    ]
     fields += _time(document, int(graphs.start[row]), int(graphs.end[row]))
     nodes = int(graphs.nodes[row])
     fields.append(("node activities", str(nodes) if nodes >= 0 else "not traced"))
@@ -129,7 +135,7 @@ def _graph_group(document: TraceDocument, row: int) -> tuple[str, Fields]:
         api = document.trace.api
         fields.append(("launch call", format_ns(int(api.end[call] - api.start[call]))))
         fields.append(("latency", format_ns(int(graphs.start[row] - api.start[call]))))
-    return "Graph launch", fields
+    return f"Graph launch {row + 1:,}", fields
 
 
 def _api(document: TraceDocument, row: int) -> tuple[str, Fields]:

@@ -7,7 +7,7 @@ from PySide6.QtCore import QPoint, Qt
 
 from graphscope.core.settings import demo_trace
 from graphscope.view.layout import API, GRAPH_GROUP, KERNEL
-from tests.conftest import FORKJOIN, H200_NODE
+from tests.conftest import FORKJOIN, H200_GRAPH, H200_NODE
 
 
 def _item(window, kind, stream=None):
@@ -165,3 +165,19 @@ def test_a_file_with_nothing_to_draw_says_so_on_the_timeline(window, open_trace,
     assert note.scene() is not None and "nothing to draw in empty.sqlite" in note.textItem.toPlainText()
     open_trace(FORKJOIN)  # and gone once there is something
     assert window.timeline.empty_note.scene() is None
+
+
+def test_a_graph_launch_links_its_call_to_its_bracket_and_a_whole_graph_launch_comes_into_view(window, open_trace):
+    document = open_trace(H200_NODE)
+    window.timeline.select(GRAPH_GROUP, 1)
+    start = float(document.analysis.graphs.start[1] - document.layout.origin)
+    assert abs(window.timeline.link.points[1].x() - start) < 1.0  # the bracket, not the lane's first kernel
+    document = open_trace(H200_GRAPH)  # graph trace mode 'graph': whole-graph rows, no brackets
+    window.timeline.select(GRAPH_GROUP, 1)
+    window.timeline.zoom_to_selection()
+    (x0, x1), _ = window.timeline.view.viewRange()
+    start = float(document.analysis.graphs.start[1] - document.layout.origin)
+    assert x0 < start < x1 and x1 - x0 < 10e6  # brought into view, zoomed to it
+    assert any(item.selected >= 0 for item in window.timeline.items.values())
+    text = window.details.toPlainText()
+    assert "Graph launch 2" in text and "launch 2 of its 3" in text
