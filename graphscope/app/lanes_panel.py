@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
+from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem
 
 from graphscope.view.layout import TimelineLayout
 
@@ -19,7 +19,10 @@ class LanesPanel(QTreeWidget):
     def __init__(self) -> None:
         super().__init__()
         self.setHeaderLabels(["lane", "collapse"])
-        self.setColumnWidth(0, 230)
+        header = self.header()  # the names take the room left; "collapse" is never cut to "coll"
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.itemChanged.connect(self._on_changed)
         self._filling = False
 
