@@ -7,7 +7,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyMod
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
 
 from graphscope.app.table_copy import make_copyable
-from graphscope.core.symbols import SymbolTable
+from graphscope.core.symbols import SymbolTable, kernel_labels
 from graphscope.core.table import Table
 from graphscope.core.units import format_ns
 
@@ -31,10 +31,14 @@ class KernelStatsModel(QAbstractTableModel):
         super().__init__()
         self.stats: Table | None = None
         self.symbols = SymbolTable()
+        self.labels: list[str] = []
 
     def set_stats(self, stats: Table, symbols: SymbolTable) -> None:
         self.beginResetModel()
         self.stats, self.symbols = stats, symbols
+        shorts = [symbols.name(int(v)) for v in stats["short_name"].tolist()] if len(stats) else []
+        fulls = [symbols.name(int(v)) for v in stats.key.tolist()] if len(stats) else []
+        self.labels = kernel_labels(shorts, fulls)  # rows that share a short name say what tells them apart
         self.endResetModel()
 
     def rowCount(self, parent: QModelIndex | None = None) -> int:
@@ -54,10 +58,10 @@ class KernelStatsModel(QAbstractTableModel):
         column = COLUMNS[index.column()][1]
         value = self.stats[column][index.row()]
         if role == SORT_ROLE:
-            return self.symbols.name(int(value)) if column == "short_name" else float(value)
+            return self.labels[index.row()] if column == "short_name" else float(value)
         if role == Qt.ItemDataRole.DisplayRole:
             if column == "short_name":
-                return self.symbols.name(int(value))
+                return self.labels[index.row()]
             return f"{int(value):,}" if column == "count" else format_ns(float(value))
         if role == Qt.ItemDataRole.ToolTipRole and column == "short_name":
             return self.symbols.name(int(self.stats.key[index.row()]))

@@ -123,3 +123,37 @@ def kernel_short_name(full: str) -> str:
 def display_api_name(name: str) -> str:
     """An API name without its version suffix: 'cudaLaunchKernel_v7000' -> 'cudaLaunchKernel'."""
     return _API_VERSION_SUFFIX.sub("", name)
+
+
+def _template_hint(full: str) -> str:
+    """The template arguments of a demangled kernel name, namespaces dropped ('4, FillFunctor<float>, ...')."""
+    text = full.strip()
+    start = text.find("<")
+    if start < 0:
+        return ""
+    depth, end = 0, len(text)
+    for i in range(start, len(text)):
+        depth += {"<": 1, ">": -1}.get(text[i], 0)
+        if depth == 0:
+            end = i
+            break
+    inner = re.sub(r"\b[A-Za-z_]\w*::", "", text[start + 1 : end])
+    return " ".join(inner.split())
+
+
+def kernel_labels(short_names: list[str], full_names: list[str], width: int = 60) -> list[str]:
+    """Row labels for kernels listed by short name: a short name several rows share gets what tells them
+    apart (their template arguments, elided; else a number), so three `vectorized_elementwise_kernel`
+    rows do not look the same."""
+    groups: dict[str, list[int]] = {}
+    for i, name in enumerate(short_names):
+        groups.setdefault(name, []).append(i)
+    labels = list(short_names)
+    for name, rows in groups.items():
+        if len(rows) < 2:
+            continue
+        hints = [_template_hint(full_names[i]) for i in rows]
+        distinct = len(set(hints)) == len(hints) and all(hints)
+        for k, (i, hint) in enumerate(zip(rows, hints), start=1):
+            labels[i] = f"{name} ‹{elide(hint, width)}›" if distinct else f"{name} #{k}"
+    return labels

@@ -46,3 +46,18 @@ def test_units():
 def test_median_is_numpys_median(values):
     array = np.array(values)
     assert stats.median(array) == float(np.median(array))
+
+
+def test_kernels_that_share_a_short_name_are_told_apart_by_their_template_arguments():
+    from graphscope.core.symbols import kernel_labels
+
+    kernel = "void at::native::vectorized_elementwise_kernel"
+    fill = kernel + "<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int)"
+    add = kernel + "<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int)"
+    labels = kernel_labels(["vectorized_elementwise_kernel"] * 2 + ["gemm"], [fill, add, "gemm"])
+    assert labels == [
+        "vectorized_elementwise_kernel ‹4, FillFunctor<float>, Array<char*, 1>›",
+        "vectorized_elementwise_kernel ‹4, CUDAFunctor_add<float>, Array<char*, 3>›",
+        "gemm",
+    ]
+    assert kernel_labels(["k", "k"], ["k(int)", "k(float)"]) == ["k #1", "k #2"]  # no templates: numbered
