@@ -10,6 +10,7 @@ from graphscope.app.table_copy import make_copyable
 from graphscope.core.symbols import SymbolTable, kernel_labels
 from graphscope.core.table import Table
 from graphscope.core.units import format_ns
+from graphscope.graph.names import demangle
 
 COLUMNS = [
     ("kernel", "short_name"),
@@ -38,6 +39,7 @@ class KernelStatsModel(QAbstractTableModel):
         self.stats, self.symbols = stats, symbols
         shorts = [symbols.name(int(v)) for v in stats["short_name"].tolist()] if len(stats) else []
         fulls = [symbols.name(int(v)) for v in stats.key.tolist()] if len(stats) else []
+        fulls = [demangle(f) or f for f in fulls]  # a file may hold the mangled name only
         self.labels = kernel_labels(shorts, fulls)  # rows that share a short name say what tells them apart
         self.endResetModel()
 
