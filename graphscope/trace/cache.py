@@ -61,7 +61,10 @@ def save(trace: Trace, readers: dict[str, dict[str, Any]]) -> Path | None:
     """Write `trace` (every column it holds now) as the entry of its file; `readers[key]` says how the SQLite
     reader reads a table's other columns ({"table", "keep", "order"}, arrays or None). None when the
     trace cannot be cached (an object column) or the cache folder cannot be written."""
-    entry = entry_for(trace.path)
+    try:
+        entry = entry_for(trace.path)
+    except OSError:
+        return None
     if (entry / "manifest.json").exists():
         return entry
     tables = {key: getattr(trace, key) for key in (*EVENT_TABLES, *SMALL_TABLES)}
@@ -208,7 +211,10 @@ def open_entry(path: Path) -> Entry | None:
     """The file's entry, or None (no entry, caching off, or a damaged entry, which is removed)."""
     if not enabled():
         return None
-    entry = entry_for(path)
+    try:
+        entry = entry_for(path)
+    except OSError:  # no cache folder can be made (a read-only home): read the file, as without a cache
+        return None
     if not (entry / "manifest.json").exists():
         return None
     try:

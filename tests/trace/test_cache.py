@@ -145,3 +145,12 @@ def test_a_warm_summary_prints_the_same_answer_without_reading_the_file(own_cach
     text = summary()
     assert text == summary() and not text.lstrip().startswith("{")
     assert summary("--json", "--no-cache") == cold and len(list((own_cache / "answers").iterdir())) == 3
+
+
+def test_a_cache_folder_that_cannot_be_made_only_turns_the_cache_off(tmp_path, monkeypatch):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder would go")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    monkeypatch.delenv("GRAPHSCOPE_NO_CACHE", raising=False)
+    trace = load_trace(FORKJOIN)  # read as without a cache, no error
+    assert len(trace.kernels) > 0 and cache.open_entry(FORKJOIN) is None
