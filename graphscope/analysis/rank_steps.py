@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -34,38 +33,45 @@ def rank_of(trace: Trace) -> int | None:
     return int(found[-1]) if found else None
 
 
+def _names_of(trace: Trace, ids: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """(the distinct name ids, their strings): names are looked up once each, never once per event."""
+    distinct = np.unique(ids)
+    return distinct, [trace.symbols.name(int(i)) if i >= 0 else "" for i in distinct.tolist()]
+
+
 def step_ranges(trace: Trace, name: str | None = None) -> tuple[str | None, np.ndarray, np.ndarray]:
     """(the step name used, starts, ends) of the step ranges in start order."""
     nvtx = trace.nvtx
+    empty = np.empty(0, np.int64)
     if not len(nvtx):
-        return None, np.empty(0, np.int64), np.empty(0, np.int64)
-    texts = np.asarray([trace.symbols.name(int(t)) if t >= 0 else "" for t in nvtx.text.tolist()], dtype=object)
-    ranged = np.asarray(nvtx.end) > np.asarray(nvtx.start)
+        return None, empty, empty
+    text, start, end = np.asarray(nvtx.text), np.asarray(nvtx.start, np.int64), np.asarray(nvtx.end, np.int64)
+    ranged = end > start
+    ids, names = _names_of(trace, text[ranged])
     if name is None:
-        if any(fnmatch.fnmatchcase(t, PROFILER_STEP) for t in set(texts[ranged].tolist())):
+        if any(fnmatch.fnmatchcase(n, PROFILER_STEP) for n in names):
             name = PROFILER_STEP
         else:
-            counts = Counter(texts[ranged].tolist())
-            common = [(n, c) for n, c in counts.most_common() if n and c >= 2]
-            name = common[0][0] if common else None
+            counts = dict(zip(names, np.bincount(np.searchsorted(ids, text[ranged]), minlength=len(ids)).tolist()))
+            common = sorted(((c, n) for n, c in counts.items() if n and c >= 2), reverse=True)
+            name = common[0][1] if common else None
     if name is None:
-        return None, np.empty(0, np.int64), np.empty(0, np.int64)
-    names = set(texts[ranged].tolist())
-    matched = {n for n in names if fnmatch.fnmatchcase(n, name)}
-    chosen = ranged & np.isin(texts, list(matched))
-    order = np.argsort(np.asarray(nvtx.start)[chosen], kind="stable")
-    return (
-        name,
-        np.asarray(nvtx.start)[chosen][order].astype(np.int64),
-        np.asarray(nvtx.end)[chosen][order].astype(np.int64),
-    )
+        return None, empty, empty
+    matched = ids[[fnmatch.fnmatchcase(n, name) for n in names]] if len(ids) else ids
+    chosen = ranged & np.isin(text, matched)
+    order = np.argsort(start[chosen], kind="stable")
+    return name, start[chosen][order], end[chosen][order]
 
 
 def _clipped_sum(starts: np.ndarray, ends: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """Per window [low, high): the summed length of the intervals clipped to it (intervals sorted by start)."""
+    """Per window [low, high): the summed length of the intervals clipped to it (intervals sorted by start).
+    Only intervals starting after `low` minus the longest interval can reach into a window."""
     result = np.zeros(len(low), dtype=np.int64)
-    for i, (a, b) in enumerate(zip(low.tolist(), high.tolist())):
-        first, last = np.searchsorted(starts, a - (1 << 40)), np.searchsorted(starts, b)
+    if not len(starts):
+        return result
+    reach = int((ends - starts).max())
+    firsts, lasts = np.searchsorted(starts, low - reach), np.searchsorted(starts, high)
+    for i, (a, b, first, last) in enumerate(zip(low.tolist(), high.tolist(), firsts.tolist(), lasts.tolist())):
         s, e = np.maximum(starts[first:last], a), np.minimum(ends[first:last], b)
         result[i] = int(np.clip(e - s, 0, None).sum())
     return result
@@ -76,16 +82,14 @@ def rank_steps(trace: Trace, step: str | None = None) -> dict[str, Any]:
     name, starts, ends = step_ranges(trace, step)
     kernels = trace.kernels
     k_start, k_end = np.asarray(kernels.start, np.int64), np.asarray(kernels.end, np.int64)
-    names = [
-        trace.symbols.name(int(n))
-        for n in np.asarray(kernels.short_name if "short_name" in kernels else kernels.name).tolist()
-    ]
-    comm = np.fromiter((is_communication(n) for n in names), bool, len(names))
+    name_ids = np.asarray(kernels.short_name if "short_name" in kernels else kernels.name)
+    ids, names = _names_of(trace, name_ids)
+    comm = np.isin(name_ids, ids[[is_communication(n) for n in names]]) if len(ids) else np.zeros(0, bool)
+    comm_starts = np.sort(k_start[comm])  # a step's arrival: the first communication kernel it starts
     arrive = ends.copy()
-    for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
-        inside = comm & (k_start >= a) & (k_start < b)
-        if inside.any():
-            arrive[i] = int(k_start[inside].min())
+    if len(comm_starts):
+        after = comm_starts[np.minimum(np.searchsorted(comm_starts, starts), len(comm_starts) - 1)]
+        arrive = np.where((after >= starts) & (after < ends), after, ends)
     order = np.argsort(k_start, kind="stable")
     k_start, k_end, comm = k_start[order], k_end[order], comm[order]
     compute_busy = _clipped_sum(k_start[~comm], k_end[~comm], starts, arrive)

@@ -193,9 +193,6 @@ class Entry:
             found[part] = np.load(self.path / f"{key}.__{part}.npy") if table.get(part) else None
         return found
 
-    def has(self, key: str, names: set[str]) -> bool:
-        return names <= set(self.manifest["tables"][key]["columns"])
-
     def trace_parts(self) -> dict[str, Any]:
         """Everything of a Trace but the event tables: info, symbols, GPUs and the small tables."""
         manifest = self.manifest
