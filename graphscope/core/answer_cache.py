@@ -8,6 +8,7 @@ the trace cache (trace/cache.py), and share its on/off switch and its least-rece
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -24,6 +25,21 @@ def enabled() -> bool:
     return os.environ.get(NO_CACHE_ENV, "") in ("", "0")
 
 
+@functools.lru_cache(maxsize=8)
+def code_version(*packages: str) -> str:
+    """graphscope's version and the newest modification time of the named packages' sources: an answer
+    or a cached column made by other code (an edited checkout, an upgrade) is never served."""
+    root = Path(__file__).resolve().parent.parent
+    newest = 0
+    for package in packages:
+        for source in (root / package).glob("*.py"):
+            try:
+                newest = max(newest, source.stat().st_mtime_ns)
+            except OSError:
+                continue
+    return f"{__version__}+{newest}"
+
+
 def file_key(path: Path, version: int | str) -> str:
     """A file as it is now: its resolved path, size and modification time, and a format version."""
     stat = path.stat()
@@ -33,7 +49,8 @@ def file_key(path: Path, version: int | str) -> str:
 
 def _answer_path(path: Path, question: dict[str, Any]) -> Path:
     asked = json.dumps(question, sort_keys=True, default=str)
-    digest = hashlib.sha256(f"{__version__}|{asked}".encode()).hexdigest()[:24]
+    made_by = code_version("core", "trace", "analysis", "report")  # what a summary is computed and written by
+    digest = hashlib.sha256(f"{made_by}|{asked}".encode()).hexdigest()[:24]
     return cache_dir() / "answers" / f"{file_key(path, 'answer')}-{digest}.txt"
 
 

@@ -26,14 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.core.answer_cache import enabled, file_key
+from graphscope.core.answer_cache import code_version, enabled, file_key
 from graphscope.core.settings import cache_dir
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table
 from graphscope.trace.model import ExportInfo, GpuInfo, Trace
 
 CACHE_VERSION = 1
-"""Bump when the readers' columns or their meaning change: older entries then miss and age out."""
+"""Bump when the readers' columns or their meaning change; entries are also keyed by the reader's own
+sources (answer_cache.code_version), so an edited or upgraded reader misses and old entries age out."""
 BUDGET_ENV = "GRAPHSCOPE_CACHE_BYTES"
 DEFAULT_BUDGET = 8 << 30
 EVENT_TABLES = ("api", "kernels", "memcpy", "memset", "sync", "graph_launches", "nvtx", "graph_nodes", "graph_events")
@@ -48,7 +49,7 @@ def folder() -> Path:
 
 def entry_for(path: Path) -> Path:
     """The entry folder of a file as it is now (its size and modification time are in the name)."""
-    return folder() / file_key(path, CACHE_VERSION)
+    return folder() / file_key(path, f"{CACHE_VERSION}:{code_version('core', 'trace')}")
 
 
 def _info_json(info: ExportInfo) -> dict[str, Any]:
