@@ -11,21 +11,26 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QMenu, QTableView
 
+FORMULA = ("=", "+", "@", "\t", "\r")  # first characters a spreadsheet would run as a formula
 
-def table_text(view: QTableView, rows: list[int] | None = None, delimiter: str = "\t") -> str:
-    """The header and the given rows (all rows when None) of a table as delimited text, cells as shown."""
+
+def table_rows(view: QTableView, rows: list[int] | None = None) -> list[list[str]]:
+    """The header and the given rows (all rows when None) of a table, cells as shown, hidden columns left out."""
     model = view.model()
     if model is None:
-        return ""
+        return []
     columns = [c for c in range(model.columnCount()) if not view.isColumnHidden(c)]
-    horizontal = Qt.Orientation.Horizontal
-    header = [str(model.headerData(c, horizontal, Qt.ItemDataRole.DisplayRole) or "") for c in columns]
+    horizontal, display = Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole
     chosen = range(model.rowCount()) if rows is None else rows
+    return [[str(model.headerData(c, horizontal, display) or "") for c in columns]] + [
+        [str(model.index(row, c).data(display) or "") for c in columns] for row in chosen
+    ]
+
+
+def table_text(view: QTableView, rows: list[int] | None = None, delimiter: str = "\t") -> str:
+    """`table_rows` as delimited text (tab-separated by default, as spreadsheets paste it)."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, delimiter=delimiter, lineterminator="\n")
-    writer.writerow(header)
-    for row in chosen:
-        writer.writerow([str(model.index(row, c).data(Qt.ItemDataRole.DisplayRole) or "") for c in columns])
+    csv.writer(buffer, delimiter=delimiter, lineterminator="\n").writerows(table_rows(view, rows))
     return buffer.getvalue()
 
 
@@ -47,10 +52,9 @@ def copy_selection(view: QTableView) -> str:
 def export_csv(view: QTableView, path: Path) -> None:
     """The whole table as CSV; a cell a spreadsheet would run as a formula (= + @ first) gets a leading
     apostrophe, as spreadsheet tools advise (a lone '-' and signed numbers are this app's own cells)."""
-    rows = list(csv.reader(io.StringIO(table_text(view, None, delimiter=","))))
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerows([("'" + c if c[:1] in ("=", "+", "@", "\t", "\r") else c) for c in row] for row in rows)
+    writer.writerows([("'" + c if c[:1] in FORMULA else c) for c in row] for row in table_rows(view))
     path.write_text(buffer.getvalue())
 
 
