@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -145,7 +145,7 @@ class MainWindow(QMainWindow):
         right.addTab(self.legend, "Legend")
         self.side_tabs = right
         inspector = self._dock("Inspector", right, Qt.DockWidgetArea.RightDockWidgetArea)
-        kernels = self._dock("Kernels", self.stats, Qt.DockWidgetArea.BottomDockWidgetArea)
+        kernels = self.kernels_dock = self._dock("Kernels", self.stats, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.graph_dock = self._dock("Graph", self.graph_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
         run = self._dock("Run", self.run_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
         tune = self._dock("Tune", self.tune_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -224,6 +224,11 @@ class MainWindow(QMainWindow):
         state = self.settings.value("window_state")
         if state is not None:
             self.restoreState(state, STATE_VERSION)
+        if geometry is None:  # a first start: most of the screen, not Qt's 900x600 size hint
+            screen = QGuiApplication.primaryScreen()
+            area = screen.availableGeometry() if screen is not None else None
+            width, height = (area.width(), area.height()) if area is not None else (1600, 1000)
+            self.resize(min(1600, int(width * 0.9)), min(1000, int(height * 0.9)))
 
     def closeEvent(self, event) -> None:
         for window in self.compare_windows:  # File > Quit ends the program, not only this window
