@@ -169,6 +169,11 @@ def _add_tune(sub: argparse._SubParsersAction) -> None:
         help="outputs: each candidate's outputs against the eager reference; sanitizer: also its step under "
         "compute-sanitizer (memcheck, initcheck, racecheck) before it may be adopted",
     )
+    p.add_argument(
+        "--no-alone",
+        action="store_true",
+        help="skip timing each candidate with its kernel alone (as isolated autotuners do) against the graph",
+    )
     p.add_argument("--config", type=Path, metavar="JSON", help="start from this launch config")
     p.add_argument("--save", type=Path, metavar="JSON", help="write the best config here (if it is adopted)")
     p.add_argument("--json", action="store_true")
@@ -534,7 +539,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
                 "keep the launch configurations they were built for)"
             )
         knobs = controller.knobs(args.node, blocks)
-        result = controller.sweep(strategy, knobs, args.reps, progress, budget=args.budget)
+        result = controller.sweep(strategy, knobs, args.reps, progress, budget=args.budget, alone=not args.no_alone)
     finally:
         controller.close()
     data = result.to_json()

@@ -278,8 +278,12 @@ class TunePanel(QWidget):
         for trial in (result.confirmed_baseline, result.confirmed_best):
             if trial is not None:
                 self._add_row("fresh capture", trial)
+        for knob in result.isolation:
+            for block, alone in zip(knob.blocks, knob.alone):
+                if alone.status == "ok":
+                    self._add_row(f"{knob.knob}={format_dim(block)} alone", alone)
         self.last_tuning = result.tuning_id
-        self.status.setText(result.conclusion())
+        self.status.setText("\n".join([result.conclusion(), *(k.verdict() for k in result.isolation)]))
 
     def confirm(self) -> None:
         controller = self.controller
@@ -348,7 +352,7 @@ class TunePanel(QWidget):
         stats = trial.stats if trial.samples else None
         baseline = self.controller.baseline if self.controller is not None else None
         versus = ""
-        if stats and baseline is not None and trial is not baseline:
+        if stats and baseline is not None and trial is not baseline and trial.how != "alone":
             versus = f"{speedup(baseline.samples, trial.samples).value:.3f}x"
         cells = (
             label,

@@ -179,3 +179,19 @@ class LiveGraph:
             self.effective[index] = (block, grid, shared)
             applied += 1
         return {"applied": applied, "rejected": rejected, "apply_ns": time.perf_counter_ns() - started}
+
+    def time_alone(self, index: int, shape: tuple[Dim, Dim, int], stream: int, reps: int, warmup: int) -> list[float]:
+        """Node `index` with (block, grid, shared bytes) `shape`, timed alone (graph/alone.py): per-launch ns."""
+        from graphscope.graph.alone import time_alone
+
+        params = self.params[index]
+        fields = ("blockDimX", "blockDimY", "blockDimZ", "gridDimX", "gridDimY", "gridDimZ", "sharedMemBytes")
+        kept = [getattr(params, f) for f in fields]
+        block, grid, shared = shape
+        for name, value in zip(fields, (*block, *grid, shared)):
+            setattr(params, name, value)
+        try:
+            return time_alone(self.driver, params, stream, reps, warmup)
+        finally:
+            for name, value in zip(fields, kept):
+                setattr(params, name, value)

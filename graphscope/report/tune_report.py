@@ -118,6 +118,66 @@ def _numbers(summary: dict[str, Any], restarts: list[str]) -> list[tuple[str, st
     ]
 
 
+def isolation_tables(isolation: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """In the graph vs alone: one row a knob (the verdict and its numbers), one a candidate."""
+    if not isolation:
+        return []
+
+    def ns(value: float | None) -> str:
+        return format_ns(value) if value is not None else "-"
+
+    verdicts = [
+        (
+            k["knob"],
+            str(k["compared"]),
+            f"{k['kendall_tau']:.2f}" if k.get("kendall_tau") is not None else "-",
+            format_dim(k["graph_winner"]) if k.get("graph_winner") else "-",
+            format_dim(k["alone_winner"]) if k.get("alone_winner") else "-",
+            ns(k.get("regret_ns")),
+            f"{k['regret_share']:.1%}" if k.get("regret_share") is not None else "-",
+            ns(k.get("fresh_regret_ns")),
+            k["verdict"],
+        )
+        for k in isolation
+    ]
+    candidates = []
+    for knob in isolation:
+        for row in knob["candidates"]:
+            graph, alone = row["in_graph"], row["alone"]
+            status = graph["status"] if graph["status"] != "ok" else alone["status"]
+            candidates.append(
+                (
+                    knob["knob"],
+                    format_dim(row["block"]),
+                    ns(graph.get("median_ns") if graph["status"] == "ok" else None),
+                    ns(alone.get("median_ns") if alone["status"] == "ok" else None),
+                    status + (f" ({graph.get('reason') or alone.get('reason')})" if status != "ok" else ""),
+                )
+            )
+    return [
+        {
+            "title": "In the graph vs alone",
+            "columns": [
+                "node",
+                "compared",
+                "Kendall tau",
+                "graph winner",
+                "alone winner",
+                "regret in place",
+                "of the step",
+                "regret, fresh captures",
+                "verdict",
+            ],
+            "rows": verdicts,
+        },
+        {
+            "title": "Candidates in the graph (whole step) and alone (the kernel by itself)",
+            "columns": ["node", "block", "in the graph", "alone", "status"],
+            "rows": candidates,
+        },
+    ]
+
+
 def tune_report(tuning: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """(report, charts) of a stored tuning session (SessionStore.tuning)."""
     summary = json.loads(tuning["summary"]) if tuning.get("summary") else {}
@@ -175,6 +235,7 @@ def tune_report(tuning: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]
                 "rows": config_diff(tuning, summary),
             },
             {"title": "The session", "columns": ["", ""], "rows": _numbers(summary, restarts)},
+            *isolation_tables(summary.get("isolation") or []),
         ],
         "tuning": {
             "status": tuning.get("status"),

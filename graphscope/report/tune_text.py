@@ -86,5 +86,42 @@ def render_tuning(result: dict[str, Any]) -> str:
         lines.append(f"  in-place replay / fresh-capture replay of the same config: {summary['in_place_penalty']:.3f}")
     for restart in result.get("restarts", []):
         lines.append(f"  the workload process was restarted {restart}")
+    lines += render_isolation(summary.get("isolation") or [])
     lines.append(f"Conclusion: {summary['conclusion']}")
     return "\n".join(lines)
+
+
+def render_isolation(isolation: list[dict[str, Any]]) -> list[str]:
+    """Each knob's candidates in the graph (whole step, in place) and alone (the kernel by itself)."""
+    if not isolation:
+        return []
+    lines = ["", "In the graph vs alone (each candidate from the baseline; alone = the kernel by itself):"]
+    for knob in isolation:
+        lines.append(f"  {knob['verdict']}")
+        lines.append(f"    {'block':<10} {'in the graph':>14} {'rank':>5}  {'alone':>10} {'rank':>5}  status")
+        rows = knob["candidates"]
+        graph_rank = _ranks([c["in_graph"] for c in rows])
+        alone_rank = _ranks([c["alone"] for c in rows])
+        for row, g, a in zip(rows, graph_rank, alone_rank):
+            graph, alone = row["in_graph"], row["alone"]
+            status = graph["status"] if graph["status"] != "ok" else alone["status"]
+            reason = graph.get("reason") or alone.get("reason") or ""
+            lines.append(
+                f"    {format_dim(row['block']):<10} {_median(graph):>14} {g:>5}  {_median(alone):>10} {a:>5}  "
+                + status
+                + (f" ({reason})" if reason and status != "ok" else "")
+            )
+    return lines
+
+
+def _median(trial: dict[str, Any]) -> str:
+    return format_ns(trial["median_ns"]) if trial.get("median_ns") is not None and trial["status"] == "ok" else "-"
+
+
+def _ranks(trials: list[dict[str, Any]]) -> list[str]:
+    """1 for the fastest usable trial, '-' for the rest that were not measured."""
+    usable = sorted((t["median_ns"], i) for i, t in enumerate(trials) if t["status"] == "ok" and t.get("median_ns"))
+    ranks = ["-"] * len(trials)
+    for rank, (_, i) in enumerate(usable, 1):
+        ranks[i] = str(rank)
+    return ranks

@@ -66,6 +66,18 @@ class IsolatingMeasurer:
     def confirm(self, config: LaunchConfig, reps: int) -> Trial:
         return self._guarded(lambda live: live.confirm(config, reps), config, "fresh-capture")
 
+    def alone(self, knob: Knob, blocks: list[Dim], reps: int) -> list[Trial]:
+        """The blocks timed alone; a child that fails meanwhile is restarted and the failure is each trial's."""
+        try:
+            return self.controller.live.alone(knob, blocks, reps)
+        except WorkloadError as exc:
+            status = FAILURES.get(exc.kind)
+            if status is None:
+                raise
+            self.controller.restart("after timing a kernel alone failed")
+            config = self.controller.baseline.config
+            return [Trial(config, "alone", [], None, knob.key, b, status=status, reason=exc.message) for b in blocks]
+
     def _guarded(self, work: Callable[[LiveMeasurer], Trial], config: LaunchConfig, how: str) -> Trial:
         try:
             return work(self.controller.live)
@@ -215,9 +227,11 @@ class TuningController:
         progress: ProgressCallback = no_progress,
         cancel: CancelToken | None = None,
         budget: int | None = None,
+        alone: bool = True,
     ) -> TuningResult:
-        """Search the knobs from the current config (`budget`: trials of the model strategy); with a
-        recorder, every trial is recorded as it is measured (a cancelled or killed sweep keeps them)."""
+        """Search the knobs from the current config (`budget`: trials of the model strategy; `alone`: each
+        knob's candidates also timed alone and the rankings compared); with a recorder, every trial is
+        recorded as it is measured (a cancelled or killed sweep keeps them)."""
         with self._operation(cancel):
             knobs = knobs if knobs is not None else knobs_for(self.sites)
             recorder = self.recorder
@@ -250,6 +264,7 @@ class TuningController:
                     cancel,
                     record,
                     budget=budget,
+                    isolate=alone,
                 )
             except (Cancelled, KeyboardInterrupt):
                 closed("cancelled")

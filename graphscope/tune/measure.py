@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from graphscope.core.launch_config import Dim, LaunchConfig
 from graphscope.core.stats import SampleStats, describe, speedup
+
+if TYPE_CHECKING:
+    from graphscope.tune.space import Knob
 
 STATUSES = {
     "ok": "measured",
@@ -27,7 +30,7 @@ class Trial:
     """One configuration measured: per-replay GPU time samples (ns) and whether outputs still match."""
 
     config: LaunchConfig
-    how: str  # "in-place", "fresh-capture", "recorded", or "drift-check" (the baseline again, after the search)
+    how: str  # "in-place", "fresh-capture", "drift-check" (the baseline again, after the search), "alone"
     samples: list[float]
     outputs_match: bool | None = True
     knob: str | None = None
@@ -78,6 +81,9 @@ class Measurer(Protocol):
     def confirm(self, config: LaunchConfig, reps: int) -> Trial:
         """The same config after a fresh capture (no in-place edits)."""
 
+    def alone(self, knob: Knob, blocks: list[Dim], reps: int) -> list[Trial]:
+        """Each block with the knob's kernel timed alone, as an isolated autotuner times it."""
+
 
 def signature(config: LaunchConfig) -> str:
     return json.dumps({k: list(v) for k, v in sorted(config.blocks.items())})
@@ -87,7 +93,8 @@ class RecordedMeasurer:
     """Replays timings from a model instead of a GPU: every strategy is testable in CI.
 
     `model(config) -> (median ns, outputs match)`; samples are drawn around the median with the given
-    relative noise, from a fixed seed, so runs are repeatable.
+    relative noise, from a fixed seed, so runs are repeatable. `alone_model(knob key, block) -> median ns`
+    times a kernel alone (default: every block alike, 1 us).
     """
 
     def __init__(
@@ -96,8 +103,10 @@ class RecordedMeasurer:
         noise: float = 0.01,
         seed: int = 0,
         in_place_penalty: float = 1.0,
+        alone_model: Callable[[str, Dim], float] | None = None,
     ) -> None:
         self.model = model
+        self.alone_model = alone_model or (lambda key, block: 1000.0)
         self.noise = noise
         self.rng = np.random.default_rng(seed)
         self.in_place_penalty = in_place_penalty
@@ -124,6 +133,14 @@ class RecordedMeasurer:
 
     def confirm(self, config: LaunchConfig, reps: int) -> Trial:
         return self._trial(config, reps, "fresh-capture", 1.0)
+
+    def alone(self, knob: Knob, blocks: list[Dim], reps: int) -> list[Trial]:
+        trials = []
+        for block in blocks:
+            median = self.alone_model(knob.key, block)
+            samples = self.rng.normal(median, median * self.noise, reps).tolist()
+            trials.append(Trial(LaunchConfig({knob.key: block}), "alone", samples, None, knob.key, block))
+        return trials
 
 
 class LiveMeasurer:
@@ -158,6 +175,18 @@ class LiveMeasurer:
         self.session.request("capture", timeout=self.timeout, config=config.to_json())
         answer = self.session.request("measure", timeout=self.timeout, mode="graph", reps=reps, warmup=self.warmup)
         return self._trial(config, "fresh-capture", answer, None)
+
+    def alone(self, knob: Knob, blocks: list[Dim], reps: int) -> list[Trial]:
+        shapes = [list(b) for b in blocks]
+        answer = self.session.request(
+            "alone", timeout=self.timeout, knob=knob.key, blocks=shapes, reps=reps, warmup=self.warmup
+        )
+        trials = []
+        for block, timed in zip(blocks, answer["alone"]):
+            status, reason = ("invalid" if timed["reason"] else "ok"), timed["reason"]
+            config = LaunchConfig({knob.key: block})
+            trials.append(Trial(config, "alone", timed["samples"], None, knob.key, block, status=status, reason=reason))
+        return trials
 
     @staticmethod
     def _trial(config: LaunchConfig, how: str, answer: dict[str, Any], apply_ns: int | None) -> Trial:

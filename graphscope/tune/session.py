@@ -12,7 +12,8 @@ from graphscope.core.launch_config import LaunchConfig, format_dim
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.rules import NEGLIGIBLE_GAIN
 from graphscope.core.stats import repetitions_needed, speedup
-from graphscope.tune.measure import STATUSES, Measurer, Trial
+from graphscope.tune.isolation import KnobIsolation, compare_knob
+from graphscope.tune.measure import STATUSES, Measurer, Trial, signature
 from graphscope.tune.space import Knob
 from graphscope.tune.strategies import STRATEGIES
 
@@ -39,6 +40,7 @@ class TuningResult:
     started: float = 0.0
     finished: float = 0.0
     tuning_id: int | None = None  # its record in the session database, once stored
+    isolation: list[KnobIsolation] = field(default_factory=list)  # in the graph vs alone, per knob
 
     @property
     def improved(self) -> bool:
@@ -142,6 +144,7 @@ class TuningResult:
                 "baseline_drift": self.drift(),
                 "restarts": list(self.restarts),
                 "knobs": knobs,  # the stored session keeps what was searched
+                "isolation": [k.to_json() for k in self.isolation],
             },
             "started": self.started,
             "finished": self.finished,
@@ -176,9 +179,12 @@ def tune(
     on_trial: Callable[[int, Trial], None] | None = None,
     baseline: Trial | None = None,
     budget: int | None = None,
+    isolate: bool = False,
 ) -> TuningResult:
     """Measure the baseline in place (unless given), search, then confirm baseline and winner with fresh
-    captures. `on_trial(seq, trial)` hears of every trial as it is measured (seq 0 is the baseline)."""
+    captures; with `isolate`, each knob's candidates are also timed alone and the rankings compared
+    (tune/isolation.py). `on_trial(seq, trial)` hears of every trial as it is measured (seq 0 is the
+    baseline)."""
     started = time.time()
     baseline_config = start or LaunchConfig(workload=workload.name)
     record = on_trial or (lambda seq, trial: None)
@@ -215,6 +221,8 @@ def tune(
     result.baseline_again = measurer.measure(baseline.config, chosen)
     result.baseline_again.how = "drift-check"
     record(done[0] + 1, result.baseline_again)
+    if isolate:  # on the graph the search edited, before the confirmations re-capture it
+        done[0] = _isolate(result, measurer, progress, record, done[0] + 2)
     if result.improved:
         progress(0.9, "confirming with fresh captures")
         result.confirmed_baseline = measurer.confirm(baseline.config, chosen)
@@ -224,3 +232,33 @@ def tune(
     result.finished = time.time()
     progress(1.0, result.conclusion())
     return result
+
+
+def _isolate(
+    result: TuningResult, measurer: Measurer, progress: ProgressCallback, record: Callable[[int, Trial], None], seq: int
+) -> int:
+    """Each knob's candidates in the graph (reusing the search's trials) and alone, from the baseline;
+    returns the sequence number before the next trial's."""
+    base = result.baseline.config
+    measured = {signature(t.config): t for t in [result.baseline, *result.trials] if t.how == "in-place"}
+    counter = [seq]
+
+    def in_place(config: LaunchConfig) -> Trial:
+        trial = measurer.measure(config, result.reps)
+        record(counter[0], trial)
+        counter[0] += 1
+        return trial
+
+    def confirm(config: LaunchConfig) -> Trial:
+        trial = measurer.confirm(config, result.reps)
+        record(counter[0], trial)
+        counter[0] += 1
+        return trial
+
+    for number, knob in enumerate(result.knobs):
+        measured.setdefault(signature(base.with_block(knob.key, knob.current(base))), result.baseline)
+        progress(0.92 + 0.07 * number / len(result.knobs), f"{knob.key}: its candidates in the graph and alone")
+        step_ns = result.baseline.stats.median
+        compared = compare_knob(knob, base, step_ns, measured, in_place, measurer.alone, confirm, result.reps)
+        result.isolation.append(compared)
+    return counter[0] - 2

@@ -145,6 +145,12 @@ class Child:
     def do_apply(self, request: dict[str, Any]) -> dict[str, Any]:
         return self.live.apply(LaunchConfig.from_json(request["config"]), bool(request.get("force", False)))
 
+    def do_alone(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A knob's blocks, each with its kernel timed alone (in-graph vs isolated, tune/isolation.py)."""
+        blocks = [tuple(int(v) for v in b) for b in request["blocks"]]
+        answers = self.live.alone(request["knob"], blocks, int(request["reps"]), int(request.get("warmup", 3)))
+        return {"alone": answers}
+
     def do_shutdown(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"bye": True}
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from graphscope.core.events import measured_range, warmup_range
-from graphscope.core.launch_config import LaunchConfig, Site
+from graphscope.core.launch_config import Dim, LaunchConfig, Site, block_problem
 from graphscope.core.rules import OUTPUT_TOLERANCES
 
 
@@ -267,6 +267,32 @@ class LiveWorkload:
         result = live.apply(changes)
         self.ctx.config = config
         return result
+
+    def alone(self, knob: str, blocks: list[Dim], reps: int, warmup: int = 3) -> list[dict[str, Any]]:
+        """Each block of `knob` (a site name, or one site `add#3`) timed with its kernel alone, as an isolated
+        autotuner times it (graph/alone.py): per block, per-replay ns summed over the knob's nodes."""
+        live = self._live_graph()
+        nodes = [(i, s) for i, s in sorted(live.site_of.items()) if knob in (s.name, s.key)]
+        if not nodes:
+            raise ValueError(f"no kernel node of the graph is the launch site {knob!r}")
+        stream = self.fw.stream_handle()
+        answers = []
+        for block in blocks:
+            block = tuple(block)
+            total = np.zeros(reps)
+            reason = ""
+            for index, site in nodes:
+                shared = self.ctx.shared_of(site, block)
+                reason = block_problem(block, site.max_threads, shared, site.max_shared) or ""
+                if reason:
+                    break
+                kernel = self.ctx.kernels.get(site.key)
+                if kernel is not None and shared <= kernel.max_dynamic_shared:
+                    kernel.allow_shared(shared)
+                shape = (block, self.ctx.grid_of(site, block), shared)
+                total += np.asarray(live.time_alone(index, shape, stream, reps, warmup))
+            answers.append({"block": list(block), "samples": [] if reason else total.tolist(), "reason": reason})
+        return answers
 
     def recapture(self, config: LaunchConfig) -> dict[str, int]:
         """A fresh capture with `config` built into the launches (to confirm an in-place result)."""

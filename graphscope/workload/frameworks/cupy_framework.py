@@ -75,6 +75,9 @@ class CupyFramework:
     def handles(graph: Any) -> tuple[int, int]:
         return int(graph.graph), int(graph.graphExec)
 
+    def stream_handle(self) -> int:
+        return int(self.stream.ptr)
+
     def event(self) -> Any:
         return self.cupy.cuda.Event()
 

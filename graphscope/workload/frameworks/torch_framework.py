@@ -109,6 +109,9 @@ class TorchFramework:
         with self.torch.cuda.stream(self.stream):
             graph.replay()
 
+    def stream_handle(self) -> int:
+        return int(self.stream.cuda_stream)
+
     @staticmethod
     def handles(graph: Any) -> tuple[int, int]:
         if not hasattr(graph, "raw_cuda_graph"):
