@@ -57,11 +57,32 @@ class IsolatingMeasurer:
         key = json.dumps(trial.config.to_json(), sort_keys=True)
         found = self.controller.sanitized.get(key)
         if found is None:
-            found = self.controller.sanitized[key] = sanitize(self.controller.workload, trial.config)
+            found = self._scrubbed(trial) or sanitize(self.controller.workload, trial.config)
+            self.controller.sanitized[key] = found
         if not found["clean"]:
             trial.status, trial.reason = "sanitizer", found["finding"]
         elif found["errors"]:
             trial.reason = "; ".join(found["errors"])  # the tool could not judge it: said, not held against it
+
+    def _scrubbed(self, trial: Trial) -> dict[str, Any] | None:
+        """The trial's config (applied in place), replayed once after every SM's shared memory was filled
+        with NaN (workload/scrub.py): a finding in compute-sanitizer's form, or None when the outputs
+        still match (NaN counts only where the trial's own outputs matched and were finite)."""
+        started = time.perf_counter()
+        outputs = self.controller.session.request("scrubbed", timeout=self.controller.live.timeout)
+        new_nan = bool(outputs.get("nonfinite")) and trial.outputs_match is True
+        if outputs.get("match") is not False and not new_nan:
+            return None
+        what = (
+            f"{', '.join(outputs['nonfinite'])} hold NaN"
+            if outputs.get("nonfinite")
+            else f"outputs differ (max |diff| {outputs.get('max_abs_diff')})"
+        )
+        finding = (
+            f"shared-memory scrub: with every SM's shared memory filled with NaN before the step, {what}: a "
+            "kernel reads shared memory it never wrote (compute-sanitizer's initcheck tracks global memory only)"
+        )
+        return {"clean": False, "finding": finding, "errors": [], "seconds": time.perf_counter() - started}
 
     def confirm(self, config: LaunchConfig, reps: int) -> Trial:
         return self._guarded(lambda live: live.confirm(config, reps), config, "fresh-capture")

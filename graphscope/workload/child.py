@@ -151,6 +151,12 @@ class Child:
         answers = self.live.alone(request["knob"], blocks, int(request["reps"]), int(request.get("warmup", 3)))
         return {"alone": answers}
 
+    def do_scrubbed(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One replay after every SM's shared memory was filled with NaN (workload/scrub.py)."""
+        from graphscope.workload.scrub import scrubbed_replay
+
+        return scrubbed_replay(self.live)
+
     def do_shutdown(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"bye": True}
 

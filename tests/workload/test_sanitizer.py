@@ -1,5 +1,7 @@
 """compute-sanitizer's verdict on a candidate: its first finding, or nothing; a missing tool is one line."""
 
+import types
+
 import pytest
 
 from graphscope.core.launch_config import LaunchConfig
@@ -56,6 +58,8 @@ def test_a_finding_turns_an_ok_trial_into_a_sanitizer_trial_that_cannot_win(monk
                 "errors": [], "seconds": 1.0}  # fmt: skip
 
     monkeypatch.setattr(sanitizer, "sanitize", fake_sanitize)
+    controller.session = ScrubSession(lambda: {"checked": True, "match": True})
+    controller.live = types.SimpleNamespace(timeout=None)
     measurer = IsolatingMeasurer(controller)
     for block in ((96, 1, 1), (128, 1, 1), (96, 1, 1)):
         config = LaunchConfig(blocks={"reduce": block})
@@ -66,3 +70,52 @@ def test_a_finding_turns_an_ok_trial_into_a_sanitizer_trial_that_cannot_win(monk
         if block == (96, 1, 1):
             assert measured.status == "sanitizer" and measured.reason.startswith("initcheck: Uninitialized")
     assert len(calls) == 2  # each config checked once
+
+
+class ScrubSession:
+    """Answers the child's `scrubbed` request (one replay after shared memory was filled with NaN)."""
+
+    def __init__(self, answer):
+        self.answer, self.asked = answer, 0
+
+    def request(self, command, timeout=None, **fields):
+        assert command == "scrubbed"
+        self.asked += 1
+        return self.answer()
+
+
+@pytest.mark.parametrize(
+    ("scrubbed", "outputs_match", "caught"),
+    [
+        ({"checked": True, "match": None, "nonfinite": ["out"]}, True, True),  # NaN read from the scrub
+        ({"checked": True, "match": False, "max_abs_diff": 64.0}, True, True),
+        ({"checked": True, "match": None, "nonfinite": ["out"]}, None, False),  # NaN in its outputs anyway
+        ({"checked": True, "match": True}, True, False),
+    ],
+)
+def test_a_kernel_that_reads_shared_memory_it_never_wrote_is_caught_by_the_scrub(
+    monkeypatch, tmp_path, scrubbed, outputs_match, caught
+):
+    """compute-sanitizer passes it (initcheck tracks global memory only): the NaN-filled replay does not."""
+    from graphscope.tune.controller import IsolatingMeasurer
+    from graphscope.tune.measure import Trial
+
+    monkeypatch.setattr("graphscope.core.settings.find_sanitizer", lambda: "/usr/bin/true")
+    ran_tools = []
+    monkeypatch.setattr(
+        sanitizer, "sanitize", lambda w, c: ran_tools.append(c) or {"clean": True, "finding": None, "errors": []}
+    )
+    controller = TuningController(tmp_path / "w.py", LaunchConfig(), verify="sanitizer")
+    controller.session = session = ScrubSession(lambda: scrubbed)
+    controller.live = types.SimpleNamespace(timeout=None)
+    measurer = IsolatingMeasurer(controller)
+    config = LaunchConfig(blocks={"tile_sum": (384, 1, 1)})
+    trial = Trial(config, "in-place", [1000.0] * 10, outputs_match)
+    monkeypatch.setattr(measurer, "_guarded", lambda work, config, how: trial)
+    measured = measurer.measure(config, 10)
+    assert session.asked == 1 and (measured.status == "sanitizer") == caught
+    if caught:
+        assert measured.reason.startswith("shared-memory scrub:") and "never wrote" in measured.reason
+        assert ran_tools == []  # the scrub's finding is enough: the three tools are not run
+    else:
+        assert ran_tools == [config]
