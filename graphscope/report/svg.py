@@ -240,6 +240,7 @@ def trial_medians(rows: list[dict[str, Any]], title: str) -> str:
             body.append(f"<line x1='{left}' x2='{width - 10}' y1='{yb:.1f}' y2='{yb:.1f}' stroke='#888' "
                         "stroke-dasharray='4 3'/>")  # fmt: skip
         step = (width - left - 20) / max(len(group), 1)
+        every = max(1, int(np.ceil(34 / step)))  # a block label ("128x8") needs ~34 px at font size 8
         for i, row in enumerate(group):
             x = left + step * (i + 0.5)
             colour = STATUS_MARKS.get(row["status"], "#333")
@@ -252,7 +253,54 @@ def trial_medians(rows: list[dict[str, Any]], title: str) -> str:
             else:
                 body.append(f"<text x='{x:.1f}' y='{bottom - 3:.1f}' text-anchor='middle' fill='{colour}' {FONT}>"
                             f"x<title>{label}</title></text>")  # fmt: skip
-            body.append(_text(x, bottom + 12, row["block"], anchor="middle", extra="font-size='8'"))
+            if i % every == 0:
+                body.append(_text(x, bottom + 12, row["block"], anchor="middle", extra="font-size='8'"))
     axis = f"{format_ns(y_min)} (foot) to {format_ns(y_max)} (top) per replay"
     body.append(_text(6, 26 + len(nodes) * (panel + 18), axis, extra="font-size='9'"))
     return _svg(width, 40 + len(nodes) * (panel + 18), body, title)
+
+
+def graph_vs_alone(isolation: list[dict[str, Any]], title: str) -> str:
+    """Per tuned node, each candidate at (its kernel alone, the whole step in the graph): agreeing rankings
+    rise left to right; the graph's winner is ringed green, the alone winner red."""
+    knobs = [k for k in isolation if k["compared"] >= 2]
+    if not knobs:
+        return ""
+    size, gap, left = 200, 60, 50
+    width = left + len(knobs) * (size + gap)
+    body = [_text(10, 14, title)]
+    for p, knob in enumerate(knobs):
+        points = [
+            (c["alone"]["median_ns"], c["in_graph"]["median_ns"], c["block"])
+            for c in knob["candidates"]
+            if c["alone"]["status"] == "ok" and c["in_graph"]["status"] == "ok"
+        ]
+        xs, ys = [x for x, _, _ in points], [y for _, y, _ in points]
+        x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+        x_pad, y_pad = max((x1 - x0) * 0.08, x1 * 0.005), max((y1 - y0) * 0.08, y1 * 0.005)
+        x0, x1, y0, y1 = x0 - x_pad, x1 + x_pad, y0 - y_pad, y1 + y_pad
+        left_edge, top = left + p * (size + gap), 40
+        body.append(_text(left_edge, top - 4, f"{knob['knob'][:20]} (tau {_tau(knob)})"))
+        body.append(f"<rect x='{left_edge}' y='{top}' width='{size}' height='{size}' fill='none' stroke='#ccc'/>")
+        for x, y, block in points:
+            cx = left_edge + size * (x - x0) / (x1 - x0)
+            cy = top + size - size * (y - y0) / (y1 - y0)
+            ring = {tuple(knob.get("graph_winner") or ()): "#2ca02c", tuple(knob.get("alone_winner") or ()): "#d62728"}
+            colour = ring.get(tuple(block), "")
+            tip = html.escape(f"{'x'.join(map(str, block))}: alone {format_ns(x)}, in the graph {format_ns(y)}")
+            body.append(f"<circle cx='{cx:.1f}' cy='{cy:.1f}' r='3' fill='#1f77b4'><title>{tip}</title></circle>")
+            if colour:
+                body.append(
+                    f"<circle cx='{cx:.1f}' cy='{cy:.1f}' r='6' fill='none' stroke='{colour}' stroke-width='2'/>"
+                )
+        body.append(
+            _text(left_edge, top + size + 14, f"alone {format_ns(x0)} to {format_ns(x1)}", extra="font-size='9'")
+        )
+        body.append(
+            _text(left_edge, top + size + 26, f"in the graph {format_ns(y0)} to {format_ns(y1)}", extra="font-size='9'")
+        )
+    return _svg(width, 40 + size + 34, body, title)
+
+
+def _tau(knob: dict[str, Any]) -> str:
+    return f"{knob['kendall_tau']:.2f}" if knob.get("kendall_tau") is not None else "-"

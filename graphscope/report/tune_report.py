@@ -13,7 +13,7 @@ from typing import Any
 from graphscope.core.launch_config import format_dim
 from graphscope.core.units import format_ns
 from graphscope.report.compare import FORMAT
-from graphscope.report.svg import trial_medians
+from graphscope.report.svg import graph_vs_alone, trial_medians
 
 TRIAL_COLUMNS = ("#", "node", "block", "how", "median", "95% interval", "vs baseline", "status", "cause")
 RAW_COLUMNS = ("seq", "node", "block", "how", "median_ns", "ci_low_ns", "ci_high_ns", "speedup", "status", "cause")
@@ -30,13 +30,24 @@ def _block(trial: dict[str, Any]) -> str:
     return ""
 
 
-def _node(trial: dict[str, Any], seq: int, best_config: str | None) -> str:
+def _blocks(config: str | dict[str, Any] | None) -> dict[str, Any]:
+    if isinstance(config, str):
+        config = json.loads(config)
+    return (config or {}).get("blocks", {})
+
+
+def _node(trial: dict[str, Any], seq: int, baseline: dict[str, Any], best: dict[str, Any]) -> str:
     if trial.get("site"):
         return str(trial["site"])
     if trial["how"] == "drift-check":
         return "baseline again"
     if trial["how"] == "fresh-capture":
-        return "best, fresh" if trial["config"] == best_config and seq else "baseline, fresh"
+        blocks = _blocks(trial["config"])
+        if blocks == baseline:
+            return "baseline, fresh"
+        if blocks == best:
+            return "best, fresh"
+        return "fresh: " + ", ".join(f"{k}={format_dim(tuple(v))}" for k, v in blocks.items())  # in graph vs alone
     return "baseline" if seq == 0 else "the winners together"
 
 
@@ -44,8 +55,10 @@ def trial_rows(tuning: dict[str, Any]) -> list[dict[str, Any]]:
     """Every stored trial as a row: what was tried, how, its numbers against the baseline, status, cause."""
     trials = tuning["trials"]
     base = trials[0]["median_ns"] if trials and trials[0].get("median_ns") else None
-    fresh_base = next((t["median_ns"] for t in trials if t["how"] == "fresh-capture"), None)
-    best_config = tuning.get("best")
+    baseline, best = _blocks(trials[0]["config"]) if trials else {}, _blocks(tuning.get("best"))
+    fresh_base = next(
+        (t.get("median_ns") for t in trials if t["how"] == "fresh-capture" and _blocks(t["config"]) == baseline), None
+    )
     rows = []
     for seq, trial in enumerate(trials):
         median = trial.get("median_ns")
@@ -53,7 +66,7 @@ def trial_rows(tuning: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append(
             {
                 "seq": seq,
-                "node": _node(trial, seq, best_config),
+                "node": _node(trial, seq, baseline, best),
                 "site": trial.get("site"),
                 "block": _block(trial),
                 "how": trial["how"],
@@ -169,6 +182,7 @@ def isolation_tables(isolation: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "verdict",
             ],
             "rows": verdicts,
+            "chart": "alone",
         },
         {
             "title": "Candidates in the graph (whole step) and alone (the kernel by itself)",
@@ -251,4 +265,8 @@ def tune_report(tuning: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]
         "notes": [f"restarted: {why}" for why in restarts],
     }
     chart = trial_medians(rows, "trial medians per node, 95% intervals; the dashed line is the baseline")
-    return report, {"trials": chart}
+    alone = graph_vs_alone(
+        summary.get("isolation") or [],
+        "each candidate alone (across) and in the graph (up); green: the graph's winner, red: the alone winner",
+    )
+    return report, {"trials": chart, "alone": alone}

@@ -41,6 +41,7 @@ class TuningResult:
     finished: float = 0.0
     tuning_id: int | None = None  # its record in the session database, once stored
     isolation: list[KnobIsolation] = field(default_factory=list)  # in the graph vs alone, per knob
+    isolation_trials: list[Trial] = field(default_factory=list)  # what it measured in the graph, in order
 
     @property
     def improved(self) -> bool:
@@ -108,8 +109,9 @@ class TuningResult:
         return again.stats.median / self.baseline.stats.median - 1
 
     def to_json(self) -> dict[str, Any]:
-        trials = [self.baseline, *self.trials]
-        trials += [t for t in (self.baseline_again, self.confirmed_baseline, self.confirmed_best) if t is not None]
+        trials = [self.baseline, *self.trials]  # in the order they were measured (their seq in the database)
+        trials += [t for t in (self.baseline_again,) if t is not None] + self.isolation_trials
+        trials += [t for t in (self.confirmed_baseline, self.confirmed_best) if t is not None]
         knobs = {
             k.key: {
                 "sites": len(k.sites),
@@ -243,17 +245,17 @@ def _isolate(
     measured = {signature(t.config): t for t in [result.baseline, *result.trials] if t.how == "in-place"}
     counter = [seq]
 
-    def in_place(config: LaunchConfig) -> Trial:
-        trial = measurer.measure(config, result.reps)
+    def kept(trial: Trial) -> Trial:
         record(counter[0], trial)
+        result.isolation_trials.append(trial)
         counter[0] += 1
         return trial
 
+    def in_place(config: LaunchConfig) -> Trial:
+        return kept(measurer.measure(config, result.reps))
+
     def confirm(config: LaunchConfig) -> Trial:
-        trial = measurer.confirm(config, result.reps)
-        record(counter[0], trial)
-        counter[0] += 1
-        return trial
+        return kept(measurer.confirm(config, result.reps))
 
     for number, knob in enumerate(result.knobs):
         measured.setdefault(signature(base.with_block(knob.key, knob.current(base))), result.baseline)

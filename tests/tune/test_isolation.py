@@ -106,3 +106,29 @@ def test_kendall_tau():
     assert kendall_tau([1, 2, 3, 4], [40, 30, 20, 10])[0] == pytest.approx(-1.0)
     assert kendall_tau([1.0], [2.0]) == (None, None)
     assert kendall_tau([1, 2, 3], [5, 5, 5]) == (None, None)  # no spread on one side: undefined
+
+
+def test_the_tuning_report_shows_both_rankings_and_the_verdict(controller, tmp_path):
+    from graphscope.report.formats import write_report
+    from graphscope.report.tune_report import tune_report
+
+    result = controller.sweep("brute", controller.knobs("scale") + controller.knobs("relu"))
+    report, charts = tune_report(SessionStore(tmp_path / "s.sqlite").tuning(result.tuning_id))
+    tables = {t["title"]: t for t in report["tables"]}
+    verdicts = tables["In the graph vs alone"]["rows"]
+    assert [row[0] for row in verdicts] == ["scale", "relu"]
+    scale = verdicts[0]
+    assert scale[3] == "128" and scale[4] == "64" and scale[-1] == result.isolation[0].verdict()
+    candidates = tables["Candidates in the graph (whole step) and alone (the kernel by itself)"]["rows"]
+    assert len(candidates) == sum(len(k.blocks) for k in result.isolation)
+    assert candidates[0][:4] == ("scale", "32", "-", "-") and candidates[0][4].startswith("timeout")
+    assert charts["alone"].count("<circle") >= 2 * 4 + 2  # every compared candidate of both, and two rings
+    fresh = [(r["node"], r["speedup"]) for r in report["tuning"]["trials"] if r["how"] == "fresh-capture"]
+    # in the graph vs alone confirms its two winners first, then the session its baseline and best
+    assert [n for n, _ in fresh] == ["best, fresh", "fresh: scale=64", "baseline, fresh", "best, fresh"]
+    assert fresh[2][1] == 1.0 and fresh[3][1] == pytest.approx(128 / 108, rel=0.02)
+    write_report(report, tmp_path / "t.html", charts)
+    write_report(report, tmp_path / "t.md", charts)
+    assert "In the graph vs alone" in (tmp_path / "t.html").read_text() and result.isolation[1].verdict() in (
+        tmp_path / "t.md"
+    ).read_text()
