@@ -9,6 +9,8 @@ from graphscope.analysis.summary import TraceAnalysis
 from graphscope.trace.model import Trace
 
 FOCUS_SPARSENESS = 0.5  # the first view leaves out stretches under half the trace's average event density
+RIVAL_BUSY = 0.25  # GPU work outside the window of at least this share of the busy time inside joins it
+MOSTLY_GAP = 0.5  # a window more than half one gap between events keeps only its busier side
 BLOCK = 1 << 16  # events per step of the running sum: its temporaries stay small and in cache
 
 
@@ -18,7 +20,11 @@ def activity_window(trace: Trace, analysis: TraceAnalysis) -> tuple[int, int]:
 
     A stretch at least FOCUS_SPARSENESS times as dense as the trace on average is worth including;
     sparse start-up (module loading, set-up copies) and tear-down are not. A trace as dense at its
-    edges as in the middle is shown whole. The window ends where the last work it holds ends.
+    edges as in the middle is shown whole. Events are counted, so then few long GPU items (graph
+    replays traced as one item each) rival many launches: GPU work within one window width after (or
+    before) the window with at least RIVAL_BUSY of the window's busy time joins it. A window that is
+    more than MOSTLY_GAP one gap (a long module load between warm-up and the replays) keeps the side with
+    more GPU busy time, the later on a tie. The window ends where the last work it holds ends.
     """
     calls = analysis.launches.rows
     call_starts = trace.api.start[calls]  # API rows and GPU work are both sorted by start
@@ -28,7 +34,9 @@ def activity_window(trace: Trace, analysis: TraceAnalysis) -> tuple[int, int]:
     if len(starts) < 20 or starts[-1] <= starts[0]:
         return trace.span()
     first, last = densest_run(starts)
-    low, high = int(starts[first]), int(starts[last])
+    low, high = _without_big_gap(starts, work.start, work.end, int(starts[first]), int(starts[last]))
+    low, high = _with_rivals(work.start, work.end, low, high)
+    low, high = _without_big_gap(starts, work.start, work.end, low, high)
     ends = [high]
     a, b = _between(call_starts, low, high)
     if b > a:
@@ -37,6 +45,47 @@ def activity_window(trace: Trace, analysis: TraceAnalysis) -> tuple[int, int]:
     if b > a:
         ends.append(int(work.end[a:b].max()))
     return low, max(ends)
+
+
+def _busy(work_start: np.ndarray, work_end: np.ndarray, low: float, high: float) -> float:
+    """GPU time of the work items starting within [low, high] (items of several streams add up)."""
+    a, b = _between(work_start, low, high)
+    return float((work_end[a:b] - work_start[a:b]).sum()) if b > a else 0.0
+
+
+def _with_rivals(work_start: np.ndarray, work_end: np.ndarray, low: int, high: int) -> tuple[int, int]:
+    """The window widened to the GPU work within one window width after (and before) it, when that work
+    rivals what is inside."""
+    inside, width = _busy(work_start, work_end, low, high), max(high - low, 1)
+    if len(work_start) == 0 or inside <= 0:
+        return low, high
+    a, b = _between(work_start, high + 1, high + width)
+    if b > a and _busy(work_start, work_end, high + 1, high + width) >= RIVAL_BUSY * inside:
+        high = int(work_start[b - 1])
+    a, b = _between(work_start, low - width, low - 1)
+    if b > a and _busy(work_start, work_end, low - width, low - 1) >= RIVAL_BUSY * inside:
+        low = int(work_start[a])
+    return low, high
+
+
+def _without_big_gap(
+    starts: np.ndarray, work_start: np.ndarray, work_end: np.ndarray, low: int, high: int
+) -> tuple[int, int]:
+    """While one gap between event starts is most of the window, keep the side with more GPU busy time."""
+    for _ in range(8):  # each pass at least halves the window: a few suffice
+        a, b = _between(starts, low, high)
+        if b - a < 3 or high <= low:
+            break
+        inside = starts[a:b]
+        gaps = np.diff(inside)
+        k = int(np.argmax(gaps))
+        if gaps[k] <= MOSTLY_GAP * (high - low):
+            break
+        left_end, right_start = int(inside[k]), int(inside[k + 1])
+        left = _busy(work_start, work_end, low, left_end)
+        right = _busy(work_start, work_end, right_start, high)
+        low, high = (low, left_end) if left > right else (right_start, high)
+    return low, high
 
 
 def _between(sorted_values: np.ndarray, low: int, high: int) -> tuple[int, int]:

@@ -102,3 +102,33 @@ def test_kernel_names_are_read_only_when_a_kernel_lacks_its_mangled_name():
     assert "name" in mangled.trace.kernels.deferred and len(mangled.stats)
     unmangled = open_document(DATA / "PolPuigPuy__OpenACC_Project_PolPuig__report2.sqlite")
     assert "name" not in unmangled.trace.kernels.deferred and len(unmangled.stats)
+
+
+def test_graph_replays_after_the_eager_steps_are_in_the_first_view():
+    """Three replays traced as one GPU item each rival 4000 eager launches in GPU time, not in count."""
+    document = open_document(DATA / "h200_seed_vecadd_graph.sqlite", panels=False)
+    low, high = document.focus
+    work = document.analysis.work
+    assert high >= int(work.end.max()) - 1  # the last replay ends in view
+    assert low <= int(np.median(work.start))  # and the eager steps are still there
+
+
+def test_a_long_module_load_between_steps_does_not_fill_the_first_view():
+    """cuLibraryLoadData runs 14 ms between the eager steps and the replays: the view keeps one side."""
+    document = open_document(DATA / "h200_torch_mlp_node.sqlite", panels=False)
+    low, high = document.focus
+    api = document.trace.api
+    inside = (api.start >= low) & (api.end <= high)
+    longest = float((api.end - api.start)[inside].max())
+    assert longest < 0.5 * (high - low)  # no single call is most of the view
+    work = document.analysis.work
+    assert ((work.start >= low) & (work.start <= high)).sum() >= 50  # the kernels are in it, not specks
+
+
+def test_a_window_that_is_mostly_one_gap_keeps_its_busier_side():
+    starts = np.concatenate([np.arange(0, 100_000, 1000), np.arange(900_000, 1_000_000, 1000)])
+    trace, analysis = fake(starts, (0, 1_000_000))
+    long_right = np.arange(900_000, 1_000_000, 1000)
+    analysis.work = SimpleNamespace(start=long_right, end=long_right + 900)  # busy on the right only
+    low, high = activity_window(trace, analysis)
+    assert low >= 900_000 and high >= 999_000
