@@ -9,16 +9,18 @@ from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
+    QFrame,
     QLabel,
     QMainWindow,
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QTabWidget,
     QTextBrowser,
     QVBoxLayout,
@@ -70,6 +72,10 @@ KEYBOARD = "\n".join(
         "Compare window: Ctrl+W close it · Ctrl+Q quit",
     )
 )
+
+
+INSPECTOR_WIDTH, INSPECTOR_MIN_WIDTH = 380, 280  # px: at 110 px (a restored state) it read a word a line
+BOTTOM_DOCK_HEIGHT = 260  # px: the Kernels dock's height; above a third of the window it hid the lanes
 
 
 class MainWindow(QMainWindow):
@@ -144,19 +150,20 @@ class MainWindow(QMainWindow):
         right.addTab(self.histograms, "Histograms")
         right.addTab(self.legend, "Legend")
         self.side_tabs = right
-        inspector = self._dock("Inspector", right, Qt.DockWidgetArea.RightDockWidgetArea)
+        inspector = self.inspector_dock = self._dock("Inspector", right, Qt.DockWidgetArea.RightDockWidgetArea)
         kernels = self.kernels_dock = self._dock("Kernels", self.stats, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.graph_dock = self._dock("Graph", self.graph_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
-        run = self._dock("Run", self.run_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
-        tune = self._dock("Tune", self.tune_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
-        plan = self._dock("Plan", self.plan_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
+        # their forms need 236-417 px; tabbed with Kernels, the tallest set the whole bottom area's height
+        run = self._dock("Run", _scrolling(self.run_panel), Qt.DockWidgetArea.BottomDockWidgetArea)
+        tune = self._dock("Tune", _scrolling(self.tune_panel), Qt.DockWidgetArea.BottomDockWidgetArea)
+        plan = self._dock("Plan", _scrolling(self.plan_panel), Qt.DockWidgetArea.BottomDockWidgetArea)
         for dock in (self.graph_dock, run, tune, plan):
             self.tabifyDockWidget(kernels, dock)
         kernels.raise_()
         lanes = self._dock("Lanes", self.lanes, Qt.DockWidgetArea.LeftDockWidgetArea)
         lanes.hide()
-        self.resizeDocks([inspector], [380], Qt.Orientation.Horizontal)
-        self.resizeDocks([kernels], [260], Qt.Orientation.Vertical)
+        self.resizeDocks([inspector], [INSPECTOR_WIDTH], Qt.Orientation.Horizontal)
+        self.resizeDocks([kernels], [BOTTOM_DOCK_HEIGHT], Qt.Orientation.Vertical)
 
     def _action(self, menu, text: str, slot, shortcut: str | QKeySequence | None = None, checkable=False) -> QAction:
         action = QAction(text, self)
@@ -229,6 +236,17 @@ class MainWindow(QMainWindow):
             area = screen.availableGeometry() if screen is not None else None
             width, height = (area.width(), area.height()) if area is not None else (1600, 1000)
             self.resize(min(1600, int(width * 0.9)), min(1000, int(height * 0.9)))
+        QTimer.singleShot(0, self.sane_docks)  # once the window has its size
+
+    def sane_docks(self) -> None:
+        """The Inspector wide enough for a sentence a line and the bottom docks no taller than a third of
+        the window, whatever a saved state (from a smaller window, or a dragged splitter) says."""
+        inspector, kernels = self.inspector_dock, self.kernels_dock
+        if inspector.isVisible() and not inspector.isFloating() and inspector.width() < INSPECTOR_MIN_WIDTH:
+            self.resizeDocks([inspector], [INSPECTOR_WIDTH], Qt.Orientation.Horizontal)
+        tallest = max(self.height() // 3, BOTTOM_DOCK_HEIGHT)
+        if kernels.isVisible() and not kernels.isFloating() and kernels.height() > tallest:
+            self.resizeDocks([kernels], [BOTTOM_DOCK_HEIGHT], Qt.Orientation.Vertical)
 
     def closeEvent(self, event) -> None:
         for window in self.compare_windows:  # File > Quit ends the program, not only this window
@@ -357,14 +375,15 @@ class MainWindow(QMainWindow):
         task = self.scope_task
         task.signals.finished.connect(lambda view: task is self.scope_task and self._show_view(view))
         task.signals.failed.connect(lambda message: self.status_label.setText(f"cannot scope: {message}"))
-        self.scope_banner.setText(f"Scope: computing {html.escape(chosen.label if chosen else 'the whole trace')}…")
+        whole = "the whole window" if self.document.window else "the whole trace"
+        self.scope_banner.setText(f"Scope: computing {html.escape(chosen.label if chosen else whole)}…")
         start(task)
 
     def _show_view(self, view: ScopedView) -> None:
         document = self.document
         self.scope_task = None
         self.current_view = view
-        self.summary.show_summary(view.summary)
+        self.summary.show_summary(view.summary, "the whole window" if document.window else "the whole trace")
         self.stats.set_stats(view.stats, document.trace.symbols)
         self.histograms.show_values(view.latency_ns, view.duration_ns)
         self.timeline.set_scope(view.scope)
@@ -483,3 +502,12 @@ class MainWindow(QMainWindow):
             return
         rows = np.concatenate([self.document.kernels_of(int(i)) for i in identities])
         self.timeline.highlight_rows(KERNEL, rows)
+
+
+def _scrolling(widget: QWidget) -> QScrollArea:
+    """`widget` in a scroll area: a dock holding it may be shorter than the widget's form."""
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    return area

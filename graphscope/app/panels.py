@@ -37,14 +37,15 @@ class DetailsPanel(QTextBrowser):
 class SummaryPanel(QTextBrowser):
     """The launch-overhead verdict and the numbers behind it."""
 
-    def show_summary(self, summary: dict[str, Any]) -> None:
+    def show_summary(self, summary: dict[str, Any], whole: str = "the whole trace") -> None:
+        """`whole`: what an unscoped summary covers ('the whole window' of a file too large to hold)."""
         launch = summary["launch"]
         bound = launch["launch_bound"]
         colour = {True: "#b3261e", False: "#1e7b34", None: "#555"}[bound]
         scope = summary.get("scope")
         fields = [
             ("file", summary["file"]),
-            ("scope", scope["label"] if scope else "the whole trace"),
+            ("scope", scope["label"] if scope else whole),
             ("Nsight Systems", summary["nsys_version"] or "unknown"),
             ("span", format_ns(summary["span_ns"])),
             ("kernels", f"{summary['kernels']['count']:,} ({format_ns(summary['kernels']['total_ns'])})"),

@@ -183,7 +183,8 @@ class TimelineView(pg.PlotWidget):
         if self.document is None:
             return
         start, end = self.document.trace.span()
-        self.view.setXRange(0, max(end - start, 1), padding=0.02)
+        origin = self.document.layout.origin
+        self.view.setXRange(start - origin, max(end - origin, start - origin + 1), padding=0.02)
         self._fit_rows(top=-0.2)
 
     def _fit_rows(self, top: float | None = None) -> None:

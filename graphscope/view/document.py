@@ -120,7 +120,8 @@ def build_document(
         analysis, default_scope, focus = _analysis_and_focus(trace, cancel)
         layout = build_layout(trace, focus[0])
     else:  # the lanes need no analysis: built alongside it (numpy releases the GIL), unless memory is short
-        origin = nvtx_start(trace, align_to) if align_to else None
+        # a window of a large file keeps the file's clock: its axis reads as --range and the header do
+        origin = nvtx_start(trace, align_to) if align_to else (window.first if window is not None else None)
         pool = ThreadPoolExecutor(max_workers=1) if len(trace.kernels) < CONCURRENT_BELOW else None
         lanes = pool.submit(build_layout, trace, origin) if pool else None
         try:

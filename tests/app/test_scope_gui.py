@@ -96,6 +96,14 @@ def test_a_file_larger_than_memory_opens_a_window_at_a_time(window, qtbot, monke
         window.open_window(+1)
     second = window.document.window
     assert second.start == first.end and "previous" in window.scope_banner.text()
+    # the second window keeps the file's clock: its axis, fit and scopes read as --range and the header do
+    document = window.document
+    assert document.layout.origin == second.first
+    window.timeline.fit_all()
+    (x0, x1), _ = window.timeline.view.viewRange()
+    start, end = document.trace.span()
+    assert x0 <= start - second.first and x1 >= end - second.first and x0 > 0.5 * (second.start - second.first)
+    assert "the whole window" in window.summary.toPlainText()
 
 
 def test_the_histograms_are_drawn_when_their_tab_is_first_shown(window, open_trace, qtbot):

@@ -58,3 +58,27 @@ def test_esc_clears_details_too(qtbot, window, open_trace):
     qtbot.keyClick(window.timeline, Qt.Key.Key_Escape)
     assert window.details.toPlainText().startswith("Nothing selected")
     assert document.summary["launch"]["verdict"][:40] in window.details.toPlainText().replace("\n", " ")
+
+
+def test_a_narrow_inspector_or_a_tall_kernels_dock_is_not_restored(qtbot):
+    """A layout saved with the Inspector at 110 px (a word a line) or the Kernels dock over half the window
+    comes back readable."""
+    from graphscope.app.main_window import BOTTOM_DOCK_HEIGHT, INSPECTOR_MIN_WIDTH, MainWindow
+
+    first = MainWindow()
+    qtbot.addWidget(first)
+    first.resize(1400, 900)
+    first.show()
+    qtbot.waitExposed(first)
+    qtbot.wait(50)  # the start-up check has run
+    first.resizeDocks([first.inspector_dock], [110], Qt.Orientation.Horizontal)
+    first.resizeDocks([first.kernels_dock], [600], Qt.Orientation.Vertical)
+    qtbot.wait(50)
+    assert first.inspector_dock.width() < INSPECTOR_MIN_WIDTH and first.kernels_dock.height() > 450
+    first.close()
+    again = MainWindow()
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitExposed(again)
+    qtbot.waitUntil(lambda: again.inspector_dock.width() >= INSPECTOR_MIN_WIDTH, timeout=2000)
+    assert again.kernels_dock.height() <= max(again.height() // 3, BOTTOM_DOCK_HEIGHT) + 10
