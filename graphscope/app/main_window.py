@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
     QFrame,
+    QHBoxLayout,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 from graphscope import __version__
 from graphscope.analysis.scope import Scope
 from graphscope.app.compare import CompareWindow
+from graphscope.app.find_bar import FindBar
 from graphscope.app.graph_panel import GraphPanel
 from graphscope.app.lanes_panel import LanesPanel
 from graphscope.app.panels import DetailsPanel, HistogramPanel, SummaryPanel
@@ -102,7 +104,11 @@ class MainWindow(QMainWindow):
         column = QVBoxLayout(central)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(0)
-        column.addWidget(self.scope_banner)
+        self.find_bar = FindBar(self.timeline)
+        top = QHBoxLayout()
+        top.addWidget(self.scope_banner, 1)
+        top.addWidget(self.find_bar)
+        column.addLayout(top)
         column.addWidget(self.timeline, 1)
         self.setCentralWidget(central)
         self.scope_task: Task | None = None
@@ -192,6 +198,9 @@ class MainWindow(QMainWindow):
         self._action(view, "&Next window of a large file", lambda: self.open_window(+1), "Ctrl+]")
         self._action(view, "&Previous window of a large file", lambda: self.open_window(-1), "Ctrl+[")
         self._action(view, "&Zoom to selection", self.timeline.zoom_to_selection, "Z")
+        self._action(view, "&Find on the timeline…", self.find_bar.focus, QKeySequence.StandardKey.Find)
+        self._action(view, "Find ne&xt", lambda: self.find_bar.step(+1), "F3")
+        self._action(view, "Find pre&vious", lambda: self.find_bar.step(-1), "Shift+F3")
         self.gaps_action = self._action(view, "Show idle &gaps", self.timeline.set_gaps_visible, "G", True)
         view.addSeparator()
         for dock in self.findChildren(QDockWidget):
@@ -309,6 +318,7 @@ class MainWindow(QMainWindow):
         self.timeline.hidden.clear()
         self.timeline.collapsed.clear()
         self.timeline.set_document(document)
+        self.find_bar.reset()
         self.lanes.set_layout(document.layout, self.timeline.hidden, self.timeline.collapsed)
         self.details.show_fields("Nothing selected", [("verdict", "computing…")])
         self.recent.remember(path)

@@ -78,6 +78,21 @@ class SummaryPanel(QTextBrowser):
         )
 
 
+class LogTimeAxis(pg.AxisItem):
+    """An axis over log10(ns) that reads in time units at powers of ten (100 ns, 1 us, 10 us...)."""
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, list[float]]]:
+        low, high = int(np.floor(minVal)), int(np.ceil(maxVal))
+        decades = [float(v) for v in range(low, high + 1) if minVal <= v <= maxVal]
+        minor = [d + np.log10(k) for d in range(low - 1, high + 1) for k in range(2, 10)]
+        return [(1.0, decades), (0.1, [v for v in minor if minVal <= v <= maxVal])]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        if spacing < 1.0:
+            return ["" for _ in values]  # minor ticks: marks only
+        return [format_ns(10**v) for v in values]
+
+
 class HistogramPanel(QWidget):
     """Log-scaled histograms of kernel-launch latency and of kernel duration.
 
@@ -95,8 +110,8 @@ class HistogramPanel(QWidget):
 
     def showEvent(self, event) -> None:
         if self.latency is None:
-            self.latency = self._plot("launch latency (log10 ns)")
-            self.duration = self._plot("kernel duration (log10 ns)")
+            self.latency = self._plot("launch latency (log scale)")
+            self.duration = self._plot("kernel duration (log scale)")
             self._layout.addWidget(self.latency)
             self._layout.addWidget(self.duration)
             if self._pending is not None:
@@ -105,7 +120,7 @@ class HistogramPanel(QWidget):
 
     @staticmethod
     def _plot(title: str) -> pg.PlotWidget:
-        plot = pg.PlotWidget(title=title)
+        plot = pg.PlotWidget(title=title, axisItems={"bottom": LogTimeAxis(orientation="bottom")})
         plot.setBackground("w")
         plot.setMouseEnabled(x=False, y=False)
         plot.getPlotItem().hideButtons()

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QToolTip
 from graphscope.analysis.gpu_time import idle_gaps
 from graphscope.analysis.scope import Scope
 from graphscope.app.lane_item import HOST_WAIT, OTHER_WAIT, ROW_HEIGHT, UNKNOWN_WAIT, GapItem, LaneItem
+from graphscope.app.ruler import Ruler
 from graphscope.app.timeline_items import GridItem, LaneAxis, LinkItem, ScopeItem, TimeAxis, TimelineViewBox
 from graphscope.core.events import GPU_WORK, Activity
 from graphscope.core.units import format_ns
@@ -66,6 +67,9 @@ class TimelineView(pg.PlotWidget):
         self.empty_note = pg.TextItem(color=(90, 90, 90), anchor=(0, 0))
         self.scene().sigMouseMoved.connect(self._on_hover)  # hover tooltips, as Nsight Systems and Perfetto have
         self.view.sigResized.connect(lambda _view: self._fit_rows())
+        self.ruler = Ruler(self.view)
+        self.scope: Scope | None = None
+        self._pointer_x: float | None = None
 
     # -- building -----------------------------------------------------------------------------
 
@@ -195,7 +199,13 @@ class TimelineView(pg.PlotWidget):
         self.view.setYRange(top, top + rows, padding=0)
 
     def zoom_to_selection(self) -> None:
+        """To the selected event, or without one to the scope (a dragged window, an NVTX range)."""
         if self.selection is None:
+            if self.scope is not None and self.document is not None:
+                origin = self.document.layout.origin
+                low, high = float(self.scope.first - origin), float(self.scope.last - origin)
+                pad = max(high - low, 1.0) * 0.03
+                self.view.setXRange(low - pad, high + pad, padding=0)
             return
         located = self._locate(*self.selection)
         if located is None:
@@ -224,7 +234,8 @@ class TimelineView(pg.PlotWidget):
             Qt.Key.Key_D: lambda: self.pan(0.25),
             Qt.Key.Key_F: self.fit_focus,
             Qt.Key.Key_Z: self.zoom_to_selection,
-            Qt.Key.Key_Escape: self.clear_selection,
+            Qt.Key.Key_Escape: lambda: (self.ruler.clear(), self.clear_selection()),
+            Qt.Key.Key_M: self._mark_at_pointer,
             Qt.Key.Key_Backspace: lambda: self.scope_requested.emit(None),
         }
         action = actions.get(Qt.Key(event.key()))
@@ -272,7 +283,21 @@ class TimelineView(pg.PlotWidget):
         facts = [(name, value) for name, value in fields if str(value) not in title]  # not the name again
         return "\n".join([title, *(f"{name}: {value}" for name, value in facts[:HOVER_FIELDS])])
 
+    def mark(self, x: float) -> None:
+        """A ruler mark at timeline x (ns from the origin)."""
+        self.ruler.mark(x)
+
+    def ruler_text(self) -> str:
+        return self.ruler.text()
+
+    def _mark_at_pointer(self) -> None:
+        if self._pointer_x is None:
+            (x0, x1), _ = self.view.viewRange()
+            self._pointer_x = (x0 + x1) / 2
+        self.mark(self._pointer_x)
+
     def _on_hover(self, scene_pos) -> None:
+        self._pointer_x = float(self.view.mapSceneToView(scene_pos).x())
         text = self.hover_text(scene_pos)
         if text != self._hovered:
             self._hovered = text
@@ -306,8 +331,9 @@ class TimelineView(pg.PlotWidget):
                     return found[0][0], int(found[0][1][0]), False
         return None
 
-    def select(self, source: int, row: int, emit: bool = True) -> None:
-        """Select one event and light up what it is linked to (its launch call, or the work it caused)."""
+    def select(self, source: int, row: int, emit: bool = True, scope: bool = True) -> None:
+        """Select one event and light up what it is linked to (its launch call, or the work it caused);
+        an NVTX range also scopes the panels unless `scope` is False (stepping through found events)."""
         document = self.document
         for item in self.items.values():
             item.set_highlight(None)
@@ -345,7 +371,7 @@ class TimelineView(pg.PlotWidget):
                         linked[Activity.of_table(kind)] = rows
         self._highlight(linked)
         self._draw_link(source, row, call)
-        if source == NVTX:
+        if source == NVTX and scope:
             self._scope_to_range(row)
         if emit:
             self.selected.emit(source, row)
@@ -382,6 +408,7 @@ class TimelineView(pg.PlotWidget):
     def set_scope(self, scope: Scope | None) -> None:
         """Shade the scope's windows (None: no scope drawn)."""
         origin = self.document.layout.origin if self.document is not None else 0
+        self.scope = scope
         self.scope_item.set_windows(scope, origin)
 
     def _scope_to_range(self, row: int) -> None:

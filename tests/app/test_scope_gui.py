@@ -117,3 +117,14 @@ def test_the_histograms_are_drawn_when_their_tab_is_first_shown(window, open_tra
     assert curves and curves[0].getData()[1].sum() == len(
         window.current_view.duration_ns[window.current_view.duration_ns > 0]
     )
+
+
+def test_the_histogram_axes_read_in_time_units():
+    from graphscope.app.panels import LogTimeAxis
+
+    axis = LogTimeAxis(orientation="bottom")
+    (spacing, decades), (_, minor) = axis.tickValues(2.5, 6.2, 400)
+    assert spacing == 1.0
+    assert decades == [3.0, 4.0, 5.0, 6.0] and all(2.5 <= v <= 6.2 for v in minor) and len(minor) > 10
+    assert axis.tickStrings(decades, 1.0, 1.0) == ["1 us", "10 us", "100 us", "1 ms"]
+    assert set(axis.tickStrings(minor, 1.0, 0.1)) == {""}

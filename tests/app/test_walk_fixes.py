@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
+from graphscope.core.events import Activity
 from graphscope.graph.model import Dag, DagNode
 from tests.conftest import DATA, H200_NODE
 
@@ -82,3 +83,45 @@ def test_a_narrow_inspector_or_a_tall_kernels_dock_is_not_restored(qtbot):
     qtbot.waitExposed(again)
     qtbot.waitUntil(lambda: again.inspector_dock.width() >= INSPECTOR_MIN_WIDTH, timeout=2000)
     assert again.kernels_dock.height() <= max(again.height() // 3, BOTTOM_DOCK_HEIGHT) + 10
+
+
+def test_find_steps_through_matches_selecting_each_and_bringing_it_into_view(qtbot, window, open_trace):
+    document = open_trace(DATA / "h200_torch_mlp_node.sqlite")
+    bar = window.find_bar
+    window.find_bar.focus()
+    qtbot.keyClicks(bar.field, "memcpy htod")
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return)
+    total = len(bar.matches)
+    assert total > 0 and bar.count.text() == f"{bar.current + 1} of {total}"
+    first = bar.current
+    source, row = window.timeline.selection
+    assert source == Activity.MEMCPY
+    assert window.details.toPlainText().lower().startswith("memcpy htod")  # Details shows the found copy
+    (x0, x1), _ = window.timeline.view.viewRange()
+    start = float(document.trace.memcpy.start[row] - document.layout.origin)
+    assert x0 <= start <= x1 and x1 - x0 < 1e6  # zoomed to it
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return)
+    assert bar.current == (first + 1) % total
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert bar.current == first
+    bar.field.setText("no such thing")
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return)
+    assert bar.count.text() == "no match"
+
+
+def test_a_ruler_reads_the_time_between_two_marks_and_z_zooms_to_a_dragged_scope(qtbot, window, open_trace):
+    open_trace(H200_NODE)
+    timeline = window.timeline
+    timeline.mark(1_000_000.0)
+    timeline.mark(3_500_000.0)
+    assert timeline.ruler_text() == "2.5 ms between 1 ms and 3.5 ms"
+    timeline.mark(4_000_000.0)  # a third mark starts a new measurement
+    assert timeline.ruler_text() == "mark 4 ms: M again at the second point"
+    qtbot.keyClick(timeline, Qt.Key.Key_Escape)
+    assert timeline.ruler_text() == ""
+    timeline._on_axis_drag(2_000_000.0, 2_600_000.0, True)
+    qtbot.waitUntil(lambda: window.current_view is not None and window.current_view.scope is not None, timeout=10_000)
+    timeline.clear_selection()
+    qtbot.keyClick(timeline, Qt.Key.Key_Z)
+    (x0, x1), _ = timeline.view.viewRange()
+    assert 1_900_000 <= x0 <= 2_000_000 and 2_600_000 <= x1 <= 2_700_000

@@ -129,6 +129,7 @@ def test_the_tuning_report_shows_both_rankings_and_the_verdict(controller, tmp_p
     assert fresh[2][1] == 1.0 and fresh[3][1] == pytest.approx(128 / 108, rel=0.02)
     write_report(report, tmp_path / "t.html", charts)
     write_report(report, tmp_path / "t.md", charts)
-    assert "In the graph vs alone" in (tmp_path / "t.html").read_text() and result.isolation[1].verdict() in (
-        tmp_path / "t.md"
-    ).read_text()
+    assert (
+        "In the graph vs alone" in (tmp_path / "t.html").read_text()
+        and result.isolation[1].verdict() in (tmp_path / "t.md").read_text()
+    )

@@ -1,0 +1,92 @@
+"""Find on the timeline: kernels, NVTX ranges, CUDA API calls, copies and memsets by name; Enter / F3 the
+next match after the view's centre, Shift+Enter / Shift+F3 the previous; each match is selected (Details)
+and brought into view."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QWidget
+
+from graphscope.app.timeline import TimelineView
+from graphscope.view.search import Matches, find_events
+
+
+class FindField(QLineEdit):
+    """A line edit where Shift+Enter means 'previous'."""
+
+    def __init__(self, bar: FindBar) -> None:
+        super().__init__()
+        self.bar = bar
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.bar.step(-1 if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else +1)
+            event.accept()
+            return
+        if event.key() == Qt.Key.Key_Escape:
+            self.clear()
+            self.bar.timeline.setFocus()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+
+class FindBar(QWidget):
+    def __init__(self, timeline: TimelineView) -> None:
+        super().__init__()
+        self.timeline = timeline
+        self.matches: Matches | None = None
+        self.current = -1
+        self.field = FindField(self)
+        self.field.setPlaceholderText("find: kernel, NVTX, API call, memcpy… (Ctrl+F, Enter / Shift+Enter)")
+        self.field.setClearButtonEnabled(True)
+        self.field.setMinimumWidth(320)
+        self.field.textChanged.connect(self._changed)
+        self.count = QLabel("")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 4, 0)
+        row.addWidget(self.field)
+        row.addWidget(self.count)
+
+    def focus(self) -> None:
+        self.field.setFocus()
+        self.field.selectAll()
+
+    def reset(self) -> None:
+        """A new document: old matches mean nothing in it."""
+        self.matches, self.current = None, -1
+        self._changed(self.field.text())
+
+    def _changed(self, text: str) -> None:
+        self.matches, self.current = None, -1
+        self.count.setText("" if not text.strip() else "Enter: find")
+
+    def _search(self) -> Matches | None:
+        document = self.timeline.document
+        if document is None or not self.field.text().strip():
+            return None
+        if self.matches is None or self.matches.query != self.field.text():
+            self.matches = find_events(document.layout, document.trace, self.field.text())
+            self.current = -1
+        return self.matches
+
+    def step(self, direction: int) -> None:
+        """Select the next (+1) or previous (-1) match and bring it into view."""
+        matches = self._search()
+        if matches is None:
+            return
+        if not len(matches):
+            self.count.setText("no match")
+            return
+        if self.current < 0:  # the first step starts from the middle of the view
+            (x0, x1), _ = self.timeline.view.viewRange()
+            middle = (x0 + x1) / 2
+            self.current = matches.after(middle) if direction > 0 else matches.before(middle)
+        else:
+            self.current = (self.current + direction) % len(matches)
+        lane = self.timeline.document.layout.lanes[int(matches.lane[self.current])]
+        event = int(matches.event[self.current])
+        self.timeline.select(int(lane.source[event]), int(lane.row[event]), scope=False)
+        self.timeline.zoom_to_selection()
+        self.count.setText(f"{self.current + 1} of {len(matches):,}")
