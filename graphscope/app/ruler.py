@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from graphscope.core.units import format_ns
+from graphscope.core.units import format_ns, format_time
 
 RULER_COLOR = (200, 30, 120)
 
@@ -44,9 +44,9 @@ class Ruler:
         if not self.marks:
             return ""
         if len(self.marks) == 1:
-            return f"mark {format_ns(self.marks[0])}: M again at the second point"
-        low, high = sorted(self.marks)
-        return f"{format_ns(high - low)} between {format_ns(low)} and {format_ns(high)}"
+            return f"mark {format_time(self.marks[0])}: M again at the second point"
+        low, high = sorted(self.marks)  # the points to the ns: a 2 us span at 329 ms reads apart
+        return f"{format_ns(high - low)} between {format_time(low)} and {format_time(high)}"
 
     def _place_label(self) -> None:
         if not self.marks:

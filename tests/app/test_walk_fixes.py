@@ -114,9 +114,9 @@ def test_a_ruler_reads_the_time_between_two_marks_and_z_zooms_to_a_dragged_scope
     timeline = window.timeline
     timeline.mark(1_000_000.0)
     timeline.mark(3_500_000.0)
-    assert timeline.ruler_text() == "2.5 ms between 1 ms and 3.5 ms"
+    assert timeline.ruler_text() == "2.5 ms between 1.000000 ms and 3.500000 ms"
     timeline.mark(4_000_000.0)  # a third mark starts a new measurement
-    assert timeline.ruler_text() == "mark 4 ms: M again at the second point"
+    assert timeline.ruler_text() == "mark 4.000000 ms: M again at the second point"
     qtbot.keyClick(timeline, Qt.Key.Key_Escape)
     assert timeline.ruler_text() == ""
     timeline._on_axis_drag(2_000_000.0, 2_600_000.0, True)
