@@ -4,7 +4,7 @@ and brought into view."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QWidget
 
@@ -13,20 +13,19 @@ from graphscope.view.search import Matches, find_events
 
 
 class FindField(QLineEdit):
-    """A line edit where Shift+Enter means 'previous'."""
+    """A line edit where Enter asks for the next match, Shift+Enter the previous, Esc to leave."""
 
-    def __init__(self, bar: FindBar) -> None:
-        super().__init__()
-        self.bar = bar
+    stepped = Signal(int)
+    left = Signal()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self.bar.step(-1 if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else +1)
+            self.stepped.emit(-1 if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else +1)
             event.accept()
             return
         if event.key() == Qt.Key.Key_Escape:
             self.clear()
-            self.bar.timeline.setFocus()
+            self.left.emit()
             event.accept()
             return
         super().keyPressEvent(event)
@@ -38,7 +37,9 @@ class FindBar(QWidget):
         self.timeline = timeline
         self.matches: Matches | None = None
         self.current = -1
-        self.field = FindField(self)
+        self.field = FindField()
+        self.field.stepped.connect(self.step)
+        self.field.left.connect(timeline.setFocus)
         self.field.setPlaceholderText("find: kernel, NVTX, API call, memcpy… (Ctrl+F, Enter / Shift+Enter)")
         self.field.setClearButtonEnabled(True)
         self.field.setMinimumWidth(320)

@@ -133,6 +133,7 @@ class MainWindow(QMainWindow):
         if os.environ.get(FIRST_FRAME_ENV):  # benchmarks time a fresh process to its first frame
             self.timeline.first_frame.connect(lambda: print("graphscope: first frame", file=sys.stderr, flush=True))
         self.stats.identities_chosen.connect(self._on_identities)
+        self.stats.instance_requested.connect(self.show_next_instance)
         self.lanes.lane_toggled.connect(self.timeline.set_lane_hidden)
         self.lanes.group_collapsed.connect(self.timeline.set_group_collapsed)
         self.dag_view.node_selected.connect(self._on_dag_nodes)
@@ -433,6 +434,8 @@ class MainWindow(QMainWindow):
             return
         title, fields = describe(self.document, source, row)
         self.details.show_fields(title, fields)
+        if source == KERNEL:  # the other way: the kernel's row in the Kernels table
+            self.stats.show_identity(self.document.identity_of(row))
         self.side_tabs.setCurrentWidget(self.details)
         if source in NODE_WORK:  # a graph node's work: show it in the DAG too
             node = int(getattr(self.document.trace, Activity(source).table).graph_node[row])
@@ -503,6 +506,23 @@ class MainWindow(QMainWindow):
         self.compare_windows.append(window)
         window.show()
         return window
+
+    def show_next_instance(self, identity: int) -> None:
+        """A double-clicked Kernels row: its next kernel after the view's centre (wrapping round), selected
+        and zoomed to; double-click again for the one after."""
+        if self.document is None:
+            return
+        rows = self.document.kernels_of(identity)
+        if not len(rows):
+            return
+        starts = self.document.trace.kernels.start[rows] - self.document.layout.origin
+        order = np.argsort(starts, kind="stable")
+        (x0, x1), _ = self.timeline.view.viewRange()
+        at = int(np.searchsorted(starts[order], (x0 + x1) / 2, "right"))
+        row = int(rows[order[at % len(rows)]])
+        self.timeline.select(KERNEL, row)
+        self.timeline.zoom_to_selection()
+        self.status_label.setText(f"kernel {at % len(rows) + 1} of {len(rows):,} with this name and configuration")
 
     def _on_identities(self, identities: np.ndarray) -> None:
         if self.document is None:

@@ -76,7 +76,10 @@ class KernelStatsModel(QAbstractTableModel):
 
 
 class StatsPanel(QWidget):
-    """Search box plus table. Emits the identities to highlight (empty: clear)."""
+    """Search box plus table. Emits the identities to highlight (empty: clear), and on a double-click the
+    identity whose next instance the timeline should show."""
+
+    instance_requested = Signal(int)
 
     identities_chosen = Signal(object)
 
@@ -105,6 +108,9 @@ class StatsPanel(QWidget):
         layout.addWidget(self.table)
         self.search.textChanged.connect(self._on_search)
         self.table.selectionModel().selectionChanged.connect(self._on_rows)
+        self.table.doubleClicked.connect(
+            lambda index: self.instance_requested.emit(self.model.identity(self.proxy.mapToSource(index).row()))
+        )
 
     def set_stats(self, stats: Table, symbols: SymbolTable) -> None:
         self.model.set_stats(stats, symbols)
@@ -121,6 +127,23 @@ class StatsPanel(QWidget):
             self.identities_chosen.emit(np.array([self.model.identity(r) for r in sorted(rows)], dtype=np.int64))
         elif not self.search.text():
             self.identities_chosen.emit(np.empty(0, np.int64))
+
+    def show_identity(self, identity: int) -> bool:
+        """Select and scroll to the row of one kernel identity (a kernel selected on the timeline) without
+        highlighting its kernels anew; False when the table (its scope, its search) has no such row."""
+        rows = [r for r in range(self.model.rowCount()) if self.model.identity(r) == identity]
+        if not rows:
+            return False
+        index = self.proxy.mapFromSource(self.model.index(rows[0], 0))
+        if not index.isValid():
+            return False
+        selection = self.table.selectionModel()
+        selection.blockSignals(True)
+        self.table.selectRow(index.row())
+        selection.blockSignals(False)
+        self.table.viewport().update()
+        self.table.scrollTo(index)
+        return True
 
     def visible_identities(self) -> np.ndarray:
         rows = [self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in range(self.proxy.rowCount())]

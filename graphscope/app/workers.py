@@ -63,6 +63,18 @@ class Task(QRunnable):
             self.signals.finished.emit(result)
 
 
+def collect_garbage_on_gui_thread() -> Any:
+    """Python's cycle collector off, run on a GUI-thread timer instead (pyqtgraph's GarbageCollector).
+
+    A collection may start in whichever thread allocates; one that starts in a loading thread and frees
+    a widget from a reference cycle aborts Qt (seen: 'Fatal Python error: Aborted ... Garbage-collecting'
+    in a loader thread, after a closed window's find field and its bar referred to each other). Call
+    once the QApplication exists; keep the returned collector alive."""
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+
+    return GarbageCollector(interval=1.0)
+
+
 def start(task: Task) -> Task:
     """Queue a task on the global thread pool and return it (keep a reference until it finishes)."""
     QThreadPool.globalInstance().start(task)

@@ -59,9 +59,16 @@ class TraceDocument:
 
     def kernels_of(self, identity: int) -> np.ndarray:
         """Kernel rows with one full identity (a row of the statistics table)."""
+        return np.flatnonzero(self._identities() == identity)
+
+    def identity_of(self, kernel_row: int) -> int:
+        """The statistics table's identity of one kernel row."""
+        return int(self._identities()[kernel_row])
+
+    def _identities(self) -> np.ndarray:
         if self._identity is None:
             self._identity = kernel_identity(self.trace.kernels)
-        return np.flatnonzero(self._identity == identity)
+        return self._identity
 
 
 def load_remaining_columns(trace: Trace, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None):

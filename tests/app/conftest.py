@@ -9,6 +9,21 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def collect_garbage_on_the_gui_thread(qapp):
+    """As the app does (workers.collect_garbage_on_gui_thread), for the Qt tests only: afterwards the
+    cycle collector runs as usual again."""
+    import gc
+
+    from graphscope.app.workers import collect_garbage_on_gui_thread
+
+    collector = collect_garbage_on_gui_thread()
+    yield collector
+    collector.timer.stop()
+    gc.enable()
+    gc.collect()
+
+
 @pytest.fixture(autouse=True)
 def isolated_settings(tmp_path, monkeypatch):
     pytest.importorskip("PySide6")

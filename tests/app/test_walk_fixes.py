@@ -125,3 +125,24 @@ def test_a_ruler_reads_the_time_between_two_marks_and_z_zooms_to_a_dragged_scope
     qtbot.keyClick(timeline, Qt.Key.Key_Z)
     (x0, x1), _ = timeline.view.viewRange()
     assert 1_900_000 <= x0 <= 2_000_000 and 2_600_000 <= x1 <= 2_700_000
+
+
+def test_the_kernels_table_and_the_timeline_follow_each_other(qtbot, window, open_trace):
+    document = open_trace(H200_NODE)
+    window.timeline.select(Activity.KERNEL, 5)
+    stats = window.stats
+    chosen = stats.table.selectionModel().selectedRows()
+    assert len(chosen) == 1
+    row = stats.proxy.mapToSource(chosen[0]).row()
+    assert stats.model.identity(row) == document.identity_of(5)
+    # and back: a double-clicked row shows its next kernel, again the one after
+    index = stats.proxy.mapFromSource(stats.model.index(row, 0))
+    stats.table.doubleClicked.emit(index)
+    first = window.timeline.selection
+    assert first[0] == Activity.KERNEL and document.identity_of(first[1]) == stats.model.identity(row)
+    stats.table.doubleClicked.emit(index)
+    second = window.timeline.selection
+    starts = document.trace.kernels.start
+    assert document.identity_of(second[1]) == stats.model.identity(row) and starts[second[1]] > starts[first[1]]
+    (x0, x1), _ = window.timeline.view.viewRange()
+    assert x0 <= starts[second[1]] - document.layout.origin <= x1
