@@ -2,7 +2,8 @@
 
 One process per traced process with one thread track per CPU thread (its CUDA calls) and one per
 thread's NVTX ranges; one process per GPU with a thread track per stream (kernels, copies, memsets,
-whole-graph rows). Complete events ('X') with microsecond timestamps from the start of the trace,
+whole-graph rows) and a track of its graph launches (each launch's span over its nodes, named by its
+graph and node count). Complete events ('X') with microsecond timestamps from the start of the trace,
 in time order on every track; a flow ('s' at the launch call, 'f' binding to the enclosing slice)
 from each launch call to the first work it caused (a graph launch: to its first node). Written as a
 stream: a million kernels never become a million Python dicts at once.
@@ -26,6 +27,7 @@ from graphscope.trace.schema import NVTX_RANGE_TYPES
 
 GPU_PID_BASE = 1_000_000  # GPU "processes" sit above any OS pid
 NVTX_TID_OFFSET = 1 << 30  # an NVTX track per thread, beside its CUDA API track
+GRAPH_TID_OFFSET = 1 << 29  # per GPU, tracks of graph launches (one more per launch that overlaps another)
 FORMAT_CHUNK = 50_000  # events formatted, joined and written at a time: 1M kernels took 9 s, 0.5 GiB at 200,000
 CATEGORIES = {Activity.KERNEL: "kernel", Activity.MEMCPY: "memcpy", Activity.MEMSET: "memset", Activity.GRAPH: "graph"}
 
@@ -89,6 +91,8 @@ def _write(trace: Trace, analysis: TraceAnalysis, out: TextIO) -> dict[str, int]
         emit_lines(lines)
         counts["slices"] += len(rows)
     counts["slices"] += _nvtx(trace, origin, emit)
+    counts["graph_launches"] = _graph_launches(analysis, origin, emit)
+    counts["slices"] += counts["graph_launches"]
     kernel_names = trace.kernels.short_name
     quoted: dict[int, str] = {}
     labels = {int(kind): label for kind, label in CATEGORIES.items()}
@@ -186,6 +190,54 @@ def _metadata(trace: Trace, analysis: TraceAnalysis) -> Iterator[dict]:
                 "tid": stream,
                 "args": {"name": f"stream {stream}"},
             }
+    tracks = graph_launch_tracks(analysis)
+    for device, track in sorted({(int(d), int(t)) for d, t in zip(analysis.graphs.device.tolist(), tracks.tolist())}):
+        yield {
+            "ph": "M",
+            "name": "thread_name",
+            "pid": GPU_PID_BASE + device,
+            "tid": GRAPH_TID_OFFSET + track,
+            "args": {"name": "graph launches" + (f" ({track + 1})" if track else "")},
+        }
+
+
+def graph_launch_tracks(analysis: TraceAnalysis) -> np.ndarray:
+    """Per graph launch, its track on its GPU: 0, or the first track free at its start (launches on
+    several streams overlap, and slices on one track must nest)."""
+    graphs = analysis.graphs
+    track = np.zeros(len(graphs), np.int64)
+    ends: dict[int, list[int]] = {}  # device -> each track's last end
+    for index in np.argsort(graphs.start, kind="stable").tolist():
+        free = ends.setdefault(int(graphs.device[index]), [])
+        start = int(graphs.start[index])
+        at = next((k for k, end in enumerate(free) if end <= start), len(free))
+        if at == len(free):
+            free.append(0)
+        free[at] = int(graphs.end[index])
+        track[index] = at
+    return track
+
+
+def _graph_launches(analysis: TraceAnalysis, origin: int, emit) -> int:
+    graphs = analysis.graphs
+    if not len(graphs):
+        return 0
+    tracks = graph_launch_tracks(analysis)
+    for index in np.argsort(graphs.start, kind="stable").tolist():  # in time order on every track
+        nodes = int(graphs.nodes[index])
+        emit(
+            {
+                "ph": "X",
+                "cat": "graph_launch",
+                "name": f"graph {int(graphs.graph_id[index])}" + (f" ({nodes} nodes)" if nodes >= 0 else ""),
+                "pid": GPU_PID_BASE + int(graphs.device[index]),
+                "tid": GRAPH_TID_OFFSET + int(tracks[index]),
+                "ts": _us(int(graphs.start[index]) - origin),
+                "dur": _us(int(graphs.end[index] - graphs.start[index])),
+                "args": {"launch": index + 1, "streams": int(graphs.streams[index])},
+            }
+        )
+    return len(graphs)
 
 
 def _nvtx(trace: Trace, origin: int, emit) -> int:

@@ -258,6 +258,27 @@ def test_perfetto_export_counts(tmp_path):
     assert "stream 13" in names
 
 
+@pytest.mark.parametrize("source", [H200_NODE, DATA / "h200_seed_vecadd_graph.sqlite"], ids=["node", "graph"])
+def test_perfetto_export_has_a_track_of_graph_launches(tmp_path, source):
+    from graphscope.analysis.summary import analyze
+
+    events = exported(tmp_path, source)["traceEvents"]
+    launches = [e for e in events if e["ph"] == "X" and e["cat"] == "graph_launch"]
+    analysis = analyze(load_trace(source))
+    assert len(launches) == len(analysis.graphs) > 0
+    assert sorted(e["args"]["launch"] for e in launches) == list(range(1, len(launches) + 1))
+    spans = sorted((e["ts"], e["dur"]) for e in launches)
+    assert spans[0][0] == pytest.approx((analysis.graphs.start.min() - load_trace(source).span()[0]) / 1000)
+    by_track = defaultdict(list)
+    for e in launches:
+        by_track[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
+    for slices in by_track.values():  # slices on one track never overlap
+        slices.sort()
+        assert all(a[1] <= b[0] + 1e-6 for a, b in zip(slices, slices[1:]))
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert all(names[track].startswith("graph launches") for track in by_track)
+
+
 def test_a_json_gz_name_writes_the_same_events_compressed(tmp_path):
     import gzip
 
