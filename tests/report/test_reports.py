@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import shutil
 import sqlite3
@@ -274,7 +275,7 @@ def test_perfetto_export_has_a_track_of_graph_launches(tmp_path, source):
         by_track[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
     for slices in by_track.values():  # slices on one track never overlap
         slices.sort()
-        assert all(a[1] <= b[0] + 1e-6 for a, b in zip(slices, slices[1:]))
+        assert all(a[1] <= b[0] + 1e-6 for a, b in itertools.pairwise(slices))
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     assert all(names[track].startswith("graph launches") for track in by_track)
 
