@@ -611,7 +611,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     trace = load_trace(args.file)
     counts = write_perfetto(trace, analyze(trace), args.output)
     print(
-        f"wrote {args.output}: {counts['slices']:,} slices, {counts['flows']:,} launch flows "
+        f"wrote {args.output}: {counts['slices']:,} slices ({counts['graph_launches']:,} graph launches), "
+        f"{counts['flows']:,} launch flows "
         "(open it at https://ui.perfetto.dev or chrome://tracing)"
     )
     return 0

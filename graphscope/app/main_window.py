@@ -63,13 +63,15 @@ EXPORT_FILTER = "Nsight Systems exports (*.sqlite *.nsys-rep);;All files (*)"
 SHORTCUTS = (
     "W / S: zoom in / out · A / D: pan · F: fit the activity · Shift+F: whole process · Z: zoom to selection · "
     "G: idle gaps · drag the time axis: scope · Backspace: clear the scope · "
-    "Esc: clear selection · Shift+wheel: scroll lanes"
+    "M: ruler mark · Esc: clear selection and ruler · Shift+wheel: scroll lanes"
 )
 KEYBOARD = "\n".join(
     (
         "Timeline: " + SHORTCUTS,
         "Files: Ctrl+O open · Ctrl+Shift+O compare with another trace · Ctrl+E export a report · "
         "Ctrl+] / Ctrl+[ next / previous window of a large file · Ctrl+Q quit (every window)",
+        "Find: Ctrl+F find on the timeline · Enter / F3 next match · Shift+Enter / Shift+F3 previous · "
+        "double-click a Kernels row: its next kernel",
         "Graph view: F fit the graph · wheel zoom · drag to pan",
         "Compare window: Ctrl+W close it · Ctrl+Q quit",
     )
