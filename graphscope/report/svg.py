@@ -83,10 +83,13 @@ def histogram(a: np.ndarray, b: np.ndarray | None, labels: tuple[str, str | None
     series = [v[v > 0] for v in (a, b) if v is not None]
     if not any(len(v) for v in series):
         return ""
-    logs = np.log10(np.concatenate([v for v in series if len(v)]))
-    edges = np.linspace(logs.min(), logs.max() + 1e-9, 41)
+    logs = [np.log10(v) for v in series]
+    low = min(float(v.min()) for v in logs if len(v))
+    high = max(float(v.max()) for v in logs if len(v)) + 1e-9
+    edges = np.linspace(low, high, 41)
     width, height, left, bottom = 580, 170, 40, 140
-    counts = [np.histogram(np.log10(v), edges)[0] / max(len(v), 1) if len(v) else None for v in series]
+    # bins and a range, not an array of edges: numpy then bins by arithmetic instead of sorting 1M values
+    counts = [np.histogram(v, bins=40, range=(low, high))[0] / max(len(v), 1) if len(v) else None for v in logs]
     top = max(c.max() for c in counts if c is not None) or 1.0
     body = [_legend(labels, 12), _text(width / 2, height - 4, title, "middle")]
     x_of = lambda value: left + (value - edges[0]) / (edges[-1] - edges[0]) * (width - left - 40)  # noqa: E731
