@@ -167,6 +167,10 @@ def _summarize(
                 "idle_gaps": time.gaps,
             }
         )
+    if len(gpus) > 1:  # one export of several GPUs: each judged on its own launches and its own work
+        node_traced = trace.info.graph_trace_mode == "node"
+        for gpu in gpus:
+            gpu["launch"] = _device_verdict(trace, analysis, api_in, work_in, gpu["device"], node_traced)
     graphs_in = _graphs_in(graphs, api_in, scope)
     node_rows = inside(None if rows is None else nodes_in(analysis.nodes, rows), len(analysis.nodes))
     busy_ns = account.busy_all_ns
@@ -225,6 +229,29 @@ def _summarize(
         "holds": info.holds,
         "lacks": info.lacks,
         "warnings": info.warnings,
+    }
+
+
+def _device_verdict(
+    trace: Trace, analysis: TraceAnalysis, api_in: np.ndarray, work_in: np.ndarray, device: int, node_traced: bool
+) -> dict[str, Any]:
+    """The launch verdict of one GPU: the launch calls whose first work ran on it, against its busy time."""
+    launches, work = analysis.launches, analysis.work
+    ran = launches.first_work >= 0
+    on_device = np.zeros(len(launches.rows), dtype=bool)
+    on_device[ran] = work.device[launches.first_work[ran]] == device
+    api_mine = np.zeros(len(api_in), dtype=bool)
+    api_mine[launches.rows[on_device]] = True
+    api_mine &= api_in
+    account = launch_account(trace, launches, work, analysis.graphs, api_mine, work_in & (work.device == device))
+    verdict = steady_verdict(account, node_traced=node_traced)
+    launch_ns = account.eager_ns + account.graph_ns
+    return {
+        "calls": int(on_device.sum()),
+        "overhead_ratio": round(launch_ns / account.busy_ns, 6) if account.busy_ns else 0.0,
+        "launch_bound": verdict.launch_bound,
+        "verdict": verdict.text,
+        "steady_state": account.to_json(),
     }
 
 

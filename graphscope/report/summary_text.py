@@ -88,6 +88,8 @@ def render_summary(s: dict[str, Any]) -> str:
                 f"idle {format_ns(gpu['idle_ns'])} ({format_ns(gpu['host_wait_idle_ns'])} waiting for the CPU), "
                 f"utilization {gpu['utilization']:.1%}"
             )
+            if gpu.get("launch"):  # several GPUs: each one's own verdict
+                lines.append(f"    launches: {gpu['launch']['verdict']}")
     if s["top_kernels"]:
         lines += ["", "Top kernels (by total time)"]
         width = min(48, max(len(k["name"]) for k in s["top_kernels"]))
