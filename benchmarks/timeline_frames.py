@@ -87,6 +87,8 @@ def main() -> None:
             window.timeline.viewport().repaint()
             times.append((time.perf_counter() - t) * 1e3)
         print(f"  {label:>18}: median {statistics.median(times):5.1f} ms, max {max(times):5.1f} ms per full redraw")
+        if os.environ.get("FRAMES_VERBOSE"):
+            print("    " + " ".join(f"{t:.1f}" for t in times))
     window.close()
 
 
