@@ -74,7 +74,7 @@ def _without_big_gap(
     """While one gap between event starts is most of the window, keep the side with more GPU busy time."""
     for _ in range(8):  # each pass at least halves the window: a few suffice
         a, b = _between(starts, low, high)
-        if b - a < 3 or high <= low:
+        if b - a < 3 or high <= low or not _may_have_gap(starts[a:b], low, high):
             break
         inside = starts[a:b]
         gaps = np.diff(inside)
@@ -86,6 +86,20 @@ def _without_big_gap(
         right = _busy(work_start, work_end, right_start, high)
         low, high = (low, left_end) if left > right else (right_start, high)
     return low, high
+
+
+GAP_BINS = 64
+
+
+def _may_have_gap(starts: np.ndarray, low: int, high: int) -> bool:
+    """Could one gap between these sorted starts exceed MOSTLY_GAP of [low, high]? Such a gap empties a
+    run of at least GAP_BINS * MOSTLY_GAP - 1 of GAP_BINS equal bins: 65 binary searches tell, where the
+    exact check reads every start (0.25 s at 20M events)."""
+    edges = np.linspace(low, high, GAP_BINS + 1).astype(starts.dtype)  # float edges would convert every start
+    counts = np.diff(np.searchsorted(starts, edges))
+    empty = np.concatenate(([0], (counts == 0).astype(np.int8), [0]))
+    runs = np.flatnonzero(np.diff(empty) == -1) - np.flatnonzero(np.diff(empty) == 1)
+    return bool(len(runs)) and int(runs.max()) >= int(GAP_BINS * MOSTLY_GAP) - 1
 
 
 def _between(sorted_values: np.ndarray, low: int, high: int) -> tuple[int, int]:

@@ -19,6 +19,7 @@ MIXED = -2
 BASE_RESOLUTION_NS = 256.0
 LEVEL_FACTOR = 4.0
 MIN_LEVEL_RUNS = 64
+SPACING_SAMPLE = 200_000  # start spacings sampled to choose a lane's first level
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,11 @@ class LodLane:
         apart, so the 75th percentile of start spacing is where merging begins to pay. Finer levels
         would hardly merge anything; a redraw that fine reads the raw events instead.
         """
-        spacing = np.diff(self.start)
+        # spacings sampled evenly over the lane: the level needs only its power of four, and all 10M
+        # spacings of a lane took 0.09 s
+        count = min(SPACING_SAMPLE, len(self.start) - 1)
+        at = np.arange(count, dtype=np.int64) * (len(self.start) - 2) // max(count - 1, 1)
+        spacing = self.start[at + 1] - self.start[at]
         rank = (3 * (len(spacing) - 1)) // 4  # the lower 75th percentile: one partition, no interpolation
         spacing.partition(rank)  # in place: the differences are a temporary
         target = float(spacing[rank])
