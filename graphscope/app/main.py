@@ -105,8 +105,11 @@ def run_gui(
     if path is not None and not Path(path).exists():
         raise BadInputError(f"{path}: no such file")
     check_display(screenshot is not None)
+    ranks = Path(path) if path is not None and Path(path).is_dir() else None  # a job's rank traces
+    if ranks is not None and screenshot is not None:
+        raise BadInputError(f"{path}: --screenshot takes a trace file, not a folder of rank traces")
     target = Path(path) if path is not None else demo_trace()
-    early = _start_loading(target)  # reading the file overlaps Qt's start-up (~0.5 s)
+    early = _start_loading(target) if ranks is None else None  # reading overlaps Qt's start-up (~0.5 s)
     from graphscope.trace.bulk import reader_ready
 
     reader_ready()  # Qt's imports would hold the GIL against the reader's own until the read starts
@@ -164,7 +167,10 @@ def run_gui(
 
         window.loaded.connect(lambda _document: outcome["status"] or QTimer.singleShot(200, save))
         window.load_failed.connect(fail)
-    window.open_path(target, early=early)
+    if ranks is not None:
+        window.open_ranks(ranks)  # the overview; a double-clicked rank opens in this window
+    else:
+        window.open_path(target, early=early)
     app.exec()
     window.cancel_loading()  # background reads end before Qt objects go away
     QThreadPool.globalInstance().waitForDone(30_000)

@@ -36,6 +36,7 @@ from graphscope.app.graph_panel import GraphPanel
 from graphscope.app.lanes_panel import LanesPanel
 from graphscope.app.panels import DetailsPanel, HistogramPanel, SummaryPanel
 from graphscope.app.plan_panel import PlanPanel
+from graphscope.app.ranks_window import RanksWindow, job_of_folder
 from graphscope.app.recent_files import RecentFiles
 from graphscope.app.report_dialog import export_perfetto, export_report
 from graphscope.app.run_panel import RunPanel
@@ -68,7 +69,8 @@ SHORTCUTS = (
 KEYBOARD = "\n".join(
     (
         "Timeline: " + SHORTCUTS,
-        "Files: Ctrl+O open · Ctrl+Shift+O compare with another trace · Ctrl+E export a report · "
+        "Files: Ctrl+O open · Ctrl+Shift+O compare with another trace · Ctrl+Shift+R a job's rank traces · "
+        "Ctrl+E export a report · "
         "Ctrl+] / Ctrl+[ next / previous window of a large file · Ctrl+Q quit (every window)",
         "Find: Ctrl+F find on the timeline · Enter / F3 next match · Shift+Enter / Shift+F3 previous · "
         "double-click a Kernels row: its next kernel",
@@ -127,6 +129,8 @@ class MainWindow(QMainWindow):
         self.tune_panel = TunePanel()
         self.plan_panel = PlanPanel()
         self.compare_windows: list[CompareWindow] = []
+        self.rank_windows: list[RanksWindow] = []
+        self.ranks_task: Task | None = None
         self._docks()
         self._menus()
         self._status()
@@ -190,6 +194,7 @@ class MainWindow(QMainWindow):
         self.recent = RecentFiles(self.settings, file_menu.addMenu("Open &recent"), self.open_path, self.persist)
         file_menu.addSeparator()
         self._action(file_menu, "&Compare with…", self.choose_comparison, "Ctrl+Shift+O")
+        self._action(file_menu, "Open &rank traces (a folder)…", self.choose_ranks, "Ctrl+Shift+R")
         self._action(file_menu, "&Export report…", self.export_report, "Ctrl+E")
         self._action(file_menu, "Export as &Perfetto trace…", self.export_perfetto)
         file_menu.addSeparator()
@@ -261,8 +266,10 @@ class MainWindow(QMainWindow):
             self.resizeDocks([kernels], [BOTTOM_DOCK_HEIGHT], Qt.Orientation.Vertical)
 
     def closeEvent(self, event) -> None:
-        for window in self.compare_windows:  # File > Quit ends the program, not only this window
+        for window in [*self.compare_windows, *self.rank_windows]:  # File > Quit ends the program
             window.close()
+        if self.ranks_task is not None:
+            self.ranks_task.cancel()
         self.cancel_loading()
         self.tune_panel.close_session()
         if self.persist:
@@ -476,6 +483,28 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, "Compare with", str(self.document.trace.path.parent), EXPORT_FILTER)
         if path:
             self.compare_with(Path(path))
+
+    def choose_ranks(self) -> None:
+        """A folder of one job's rank traces (one per rank: Nsight exports or PyTorch-profiler JSON)."""
+        folder = QFileDialog.getExistingDirectory(self, "Open the rank traces of one job")
+        if folder:
+            self.open_ranks(Path(folder))
+
+    def open_ranks(self, folder: Path) -> None:
+        """Analyse the folder's ranks in the background, then show the rank overview."""
+        task = self.ranks_task = Task(job_of_folder, Path(folder))
+        task.signals.progressed.connect(lambda _f, message: self.status_label.setText(message))
+        task.signals.failed.connect(lambda message: self.status_label.setText(f"cannot analyse the ranks: {message}"))
+        task.signals.finished.connect(lambda job: self._show_ranks(job, Path(folder)))
+        start(task)
+
+    def _show_ranks(self, job: dict, folder: Path) -> RanksWindow:
+        self.ranks_task = None
+        window = RanksWindow(job, folder, self.open_path)
+        self.rank_windows.append(window)
+        window.show()
+        self.status_label.setText(f"{len(job['ranks'])} ranks of {folder.name}: {job['verdict']}")
+        return window
 
     def compare_with(self, other: Path) -> CompareWindow:
         current = Path(self.document.trace.path)

@@ -11,7 +11,7 @@ import numpy as np
 
 from graphscope.core.units import format_ns
 from graphscope.report.compare import FORMAT
-from graphscope.report.svg import FONT, _svg, _text
+from graphscope.report.svg import FONT_FAMILY, _svg, _text
 
 MAX_COLUMNS = 240  # steps drawn as columns; more are binned (each bin shows its latest rank)
 
@@ -46,7 +46,7 @@ def lateness_chart(late: list[list[int]], ranks: list[int], title: str) -> str:
                 f"fill='rgb(255,{heat},{heat})'><title>{label}</title></rect>"
             )
     axis = f"{steps} steps" + (f", {bins} a column" if bins > 1 else "") + f"; darkest: {format_ns(top)} late"
-    body.append(f"<text x='{left}' y='{height - 8}' {FONT} font-size='9'>{html.escape(axis)}</text>")
+    body.append(f"<text x='{left}' y='{height - 8}' {FONT_FAMILY} font-size='9'>{html.escape(axis)}</text>")
     return _svg(width, height, body, title)
 
 

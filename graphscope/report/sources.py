@@ -192,6 +192,7 @@ REPORT_COLUMNS = {"kernels": ("grid_x", "grid_y", "grid_z", "block_x", "block_y"
 """Read with the summary's columns, not after them: kernels are matched by launch configuration, and a
 second scan of the kernel table cost 0.43 s a side on a 1M-kernel export."""
 
+
 class Loaded:
     """Traces opened once per path (two scopes of one file read it once)."""
 

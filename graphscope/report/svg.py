@@ -18,11 +18,15 @@ KIND_COLOURS = {
     "memset": "#00acc1",
     "graph_launches": "#8e44ad",
 }
-FONT = "font-family='Helvetica,Arial,sans-serif' font-size='11'"
+FONT_FAMILY = "font-family='Helvetica,Arial,sans-serif'"
+FONT = f"{FONT_FAMILY} font-size='11'"
 
 
 def _text(x: float, y: float, text: str, anchor: str = "start", extra: str = "") -> str:
-    return f"<text x='{x:.1f}' y='{y:.1f}' text-anchor='{anchor}' {FONT} {extra}>{html.escape(text)}</text>"
+    """A text element; `extra` may set its own font-size (an attribute given twice is not XML, and Qt's
+    SVG renderer refuses the whole picture)."""
+    font = FONT_FAMILY if "font-size" in extra else FONT
+    return f"<text x='{x:.1f}' y='{y:.1f}' text-anchor='{anchor}' {font} {extra}>{html.escape(text)}</text>"
 
 
 def _svg(width: int, height: int, body: list[str], title: str) -> str:
