@@ -7,6 +7,11 @@ same per-rank work, rank_row). Reported: wall time of each (start-up included), 
 per process (each worker's, the loop's), and the speed-up with the cores this machine has.
 
     python benchmarks/ranks.py [--sets 8x250000,64x50000,256x10000]
+    python benchmarks/ranks.py --format nsys --sets 64x1000000,256x1000000
+
+With `--format nsys` each rank is an Nsight Systems export made by benchmarks/synthetic_export.py (half
+kernels, half CUDA API rows: EVENTS in all), one file copied to rank0.sqlite, rank1.sqlite, ... (its rank
+from its name; no straggler planted: the skew is zero).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -67,13 +73,37 @@ def run(code: str, folder: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def nsys_set(ranks: int, events: int) -> None:
+    """RANKS copies of one synthetic export of EVENTS events, serial loop against the local cluster."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from synthetic_export import ensure
+
+    source = ensure(events // 2)
+    with tempfile.TemporaryDirectory(prefix="graphscope-ranks-", dir=ROOT / "benchmarks" / "out") as folder:
+        for rank in range(ranks):
+            shutil.copyfile(source, Path(folder) / f"rank{rank}.sqlite")
+        serial, cluster = run(SERIAL, Path(folder)), run(CLUSTER, Path(folder))
+    gib = source.stat().st_size * ranks / 2**30
+    print(
+        f"{ranks} Nsight ranks x {events:,} events ({gib:.1f} GiB of SQLite): serial {serial['seconds']:.1f} s, "
+        f"{serial['peak_gib']:.2f} GiB; local cluster ({cluster['workers']} workers) {cluster['seconds']:.1f} s, "
+        f"{cluster['peak_gib']:.2f} GiB a worker, scheduler process {cluster['scheduler_peak_gib']:.2f} GiB; "
+        f"speed-up {serial['seconds'] / cluster['seconds']:.2f}x",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="8x250000,64x50000,256x10000", help="RANKSxEVENTS,...")
+    parser.add_argument("--format", choices=("kineto", "nsys"), default="kineto")
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores")
     for spec in args.sets.split(","):
         ranks, events = (int(x) for x in spec.split("x"))
+        if args.format == "nsys":
+            nsys_set(ranks, events)
+            continue
         kernels = 50
         steps = max(events // (2 * kernels + 3), 2)
         with tempfile.TemporaryDirectory(prefix="graphscope-ranks-") as folder:
