@@ -77,6 +77,7 @@ def main() -> None:
                 "predicted_ms": served["predicted_ns"] / 1e6,
                 "served_ms": served["served_mean_ns"] / 1e6,
                 "error": served["error"],
+                "error_here": served.get("error_here"),  # priced with medians re-measured in the serving child
                 "predicted_without_switches_ms": served["predicted_without_switches_ns"] / 1e6,
                 "switches": served["switches"],
                 "switch_penalty_us": served["switch_penalty_ns"] / 1e3,

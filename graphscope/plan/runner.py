@@ -241,6 +241,15 @@ def serve_check(
     predicted = alone + penalty * served["switches"] / max(count, 1)  # this sequence's own switches
     mean, grouped = fmean(served["gpu_ns"]), fmean(served["grouped_gpu_ns"])
     extra_switches = served["switches"] - served["grouped_switches"]
+    here = served.get("here_median_ns") or {}
+    keys = [
+        f"graph:{chosen[bisect.bisect_left(chosen, b)]}" if b <= top else f"eager:{r}"
+        for b, r in zip(requests, runs_at)
+    ]
+    priced_here = [here[k] for k in keys if k in here]
+    predicted_here = (
+        fmean(priced_here) + penalty * served["switches"] / max(count, 1) if len(priced_here) == count else None
+    )
     return {
         "requests": count,
         "captured": chosen,
@@ -254,4 +263,8 @@ def serve_check(
         "grouped_mean_ns": grouped,
         "served_switch_ns": (mean - grouped) * count / extra_switches if extra_switches > 0 else None,
         "error": mean / predicted - 1 if predicted > 0 else None,
+        # the same model with the per-size medians re-measured in the serving child: the model's own error,
+        # without the drift between the planning child and the serving one
+        "predicted_here_ns": predicted_here,
+        "error_here": mean / predicted_here - 1 if predicted_here else None,
     }

@@ -16,6 +16,12 @@ def served_line(served: dict[str, Any]) -> str:
         f"({served['replayed']:,} replayed, {eager:,} eager): mean step {format_ns(served['served_mean_ns'])} "
         f"against {format_ns(served['predicted_ns'])} predicted"
         + (f" ({error:+.1%})" if error is not None else "")
+        + (
+            f"; {format_ns(served['predicted_here_ns'])} ({served['error_here']:+.1%}) with the sizes re-measured "
+            "in the serving child"
+            if served.get("error_here") is not None
+            else ""
+        )
         + _switch_text(served)
     )
 
