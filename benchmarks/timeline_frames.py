@@ -56,6 +56,9 @@ def main() -> None:
     parser.add_argument("--kernels", type=int, default=1_000_000)
     parser.add_argument("--frames", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--settle", action="store_true", help="wait for the background work (panels, remaining columns) first"
+    )
     args = parser.parse_args()
     path = ensure(args.kernels)
     from PySide6.QtWidgets import QApplication
@@ -68,6 +71,13 @@ def main() -> None:
         first_frames.append(seconds)
     summary, first_frame = statistics.median(summaries), statistics.median(first_frames)
 
+    if args.settle:
+        from PySide6.QtCore import QThreadPool
+
+        while QThreadPool.globalInstance().activeThreadCount():
+            app.processEvents()
+            time.sleep(0.01)
+        app.processEvents()
     view = window.timeline.view
     events = sum(len(item.lane) for item in window.timeline.items.values())
     start, end = window.document.trace.span()
