@@ -11,21 +11,8 @@ import pytest
 from graphscope.core.errors import Cancelled
 from graphscope.core.launch_config import LaunchConfig
 from graphscope.core.progress import CancelToken
-from graphscope.store.recorder import Recorder
 from graphscope.store.session_db import SessionStore
-from graphscope.tune.controller import TuningController
 from tests.tune.fakes import ModelSession
-
-
-@pytest.fixture
-def controller(tmp_path):
-    ModelSession.started.clear()
-    workload = tmp_path / "model.py"
-    workload.write_text("# a model workload\n")
-    made = TuningController(workload, recorder=Recorder(tmp_path / "s.sqlite"), session_factory=ModelSession)
-    made.load()
-    yield made
-    made.close()
 
 
 def test_a_sweep_over_faulting_and_hanging_candidates_completes(controller, tmp_path):

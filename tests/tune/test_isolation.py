@@ -10,25 +10,12 @@ import pytest
 
 from graphscope.core.launch_config import LaunchConfig
 from graphscope.report.tune_text import render_tuning
-from graphscope.store.recorder import Recorder
 from graphscope.store.session_db import SessionStore
-from graphscope.tune.controller import TuningController
 from graphscope.tune.isolation import kendall_tau
 from graphscope.tune.measure import RecordedMeasurer
 from graphscope.tune.session import tune
 from graphscope.tune.space import knobs_for
 from tests.tune.fakes import ModelSession
-
-
-@pytest.fixture
-def controller(tmp_path):
-    ModelSession.started.clear()
-    workload = tmp_path / "model.py"
-    workload.write_text("# a model workload\n")
-    made = TuningController(workload, recorder=Recorder(tmp_path / "s.sqlite"), session_factory=ModelSession)
-    made.load()
-    yield made
-    made.close()
 
 
 def test_an_alone_winner_that_loses_in_the_graph_is_priced_in_the_graph(controller, tmp_path):
