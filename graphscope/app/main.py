@@ -103,7 +103,7 @@ def run_gui(
     if screenshot is not None:
         check_screenshot_path(screenshot)
     if path is not None and not Path(path).exists():
-        raise BadInputError(f"{path}: no such file")
+        raise BadInputError(f"{path}: no such file or folder")
     check_display(screenshot is not None)
     ranks = Path(path) if path is not None and Path(path).is_dir() else None  # a job's rank traces
     if ranks is not None and screenshot is not None:
