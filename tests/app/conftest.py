@@ -9,10 +9,10 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="package", autouse=True)
 def collect_garbage_on_the_gui_thread(qapp):
-    """As the app does (workers.collect_garbage_on_gui_thread), for the Qt tests only: afterwards the
-    cycle collector runs as usual again."""
+    """As the app does (workers.collect_garbage_on_gui_thread), for the Qt tests only: after the last of
+    them the cycle collector runs as usual again, for the tests that follow."""
     import gc
 
     from graphscope.app.workers import collect_garbage_on_gui_thread
