@@ -59,6 +59,26 @@ def test_the_parts_add_up_and_match_a_nanosecond_count(events, low, width):
     )
 
 
+whole_items = st.lists(st.tuples(st.integers(5, 60), st.integers(1, 12), st.integers(-1, 80)), min_size=1, max_size=25)
+
+
+@settings(max_examples=200, deadline=None)
+@given(whole_items, st.integers(0, 5), st.integers(0, 10))
+def test_a_window_holding_every_item_whole_counts_as_a_nanosecond_count(events, before, after):
+    """The path that reads the items in place (no clipping, no copies: the whole trace) is exact too."""
+    events.sort(key=lambda e: e[0])
+    start = np.array([e[0] for e in events], dtype=np.int64)
+    end = start + np.array([e[1] for e in events], dtype=np.int64)
+    low, high = int(start.min()) - before, int(end.max()) + after
+    account = Timeline(start, end, np.array([e[2] for e in events], dtype=np.int64)).account(low, high)
+    expected = brute(events, low, high)
+    assert (account.busy_ns, account.host_wait_ns, account.other_ns) == (
+        expected["busy"],
+        expected["wait"],
+        expected["other"],
+    )
+
+
 def _sql_busy(path, low, high):
     """GPU busy time in [low, high) from plain SQL rows and a plain loop over their union."""
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
