@@ -30,13 +30,12 @@ from PySide6.QtWidgets import (
 
 from graphscope import __version__
 from graphscope.analysis.scope import Scope
-from graphscope.app.compare import CompareWindow
 from graphscope.app.find_bar import FindBar
 from graphscope.app.graph_panel import GraphPanel
 from graphscope.app.lanes_panel import LanesPanel
+from graphscope.app.other_windows import EXPORT_FILTER, OtherWindows
 from graphscope.app.panels import DetailsPanel, HistogramPanel, SummaryPanel
 from graphscope.app.plan_panel import PlanPanel
-from graphscope.app.ranks_window import RanksWindow, job_of_folder
 from graphscope.app.recent_files import RecentFiles
 from graphscope.app.report_dialog import export_perfetto, export_report
 from graphscope.app.run_panel import RunPanel
@@ -60,7 +59,6 @@ from graphscope.view.legend import legend_html, scope_banner
 
 FIRST_FRAME_ENV = "GRAPHSCOPE_REPORT_FIRST_FRAME"
 STATE_VERSION = 2  # bump when docks change, so an older saved layout is not applied
-EXPORT_FILTER = "Nsight Systems exports (*.sqlite *.nsys-rep);;All files (*)"
 SHORTCUTS = (
     "W / S: zoom in / out · A / D: pan · F: fit the activity · Shift+F: whole process · Z: zoom to selection · "
     "G: idle gaps · drag the time axis: scope · Backspace: clear the scope · "
@@ -84,7 +82,7 @@ INSPECTOR_WIDTH, INSPECTOR_MIN_WIDTH = 380, 280  # px: at 110 px (a restored sta
 BOTTOM_DOCK_HEIGHT = 260  # px: the Kernels dock's height; above a third of the window it hid the lanes
 
 
-class MainWindow(QMainWindow):
+class MainWindow(QMainWindow, OtherWindows):
     loaded = Signal(object)  # the TraceDocument
     load_failed = Signal(str)
 
@@ -128,9 +126,7 @@ class MainWindow(QMainWindow):
         self.run_panel = RunPanel()
         self.tune_panel = TunePanel()
         self.plan_panel = PlanPanel()
-        self.compare_windows: list[CompareWindow] = []
-        self.rank_windows: list[RanksWindow] = []
-        self.ranks_task: Task | None = None
+        self._other_windows()
         self._docks()
         self._menus()
         self._status()
@@ -266,10 +262,7 @@ class MainWindow(QMainWindow):
             self.resizeDocks([kernels], [BOTTOM_DOCK_HEIGHT], Qt.Orientation.Vertical)
 
     def closeEvent(self, event) -> None:
-        for window in [*self.compare_windows, *self.rank_windows]:  # File > Quit ends the program
-            window.close()
-        if self.ranks_task is not None:
-            self.ranks_task.cancel()
+        self._close_other_windows()
         self.cancel_loading()
         self.tune_panel.close_session()
         if self.persist:
@@ -475,42 +468,6 @@ class MainWindow(QMainWindow):
 
     # -- comparisons and exports -----------------------------------------------------------------
 
-    def choose_comparison(self) -> None:
-        """Open another export one above the current one, on an aligned time axis."""
-        if self.document is None:
-            QMessageBox.information(self, "Compare", "open a trace first, then choose the one to compare it with")
-            return
-        path, _ = QFileDialog.getOpenFileName(self, "Compare with", str(self.document.trace.path.parent), EXPORT_FILTER)
-        if path:
-            self.compare_with(Path(path))
-
-    def choose_ranks(self) -> None:
-        """A folder of one job's rank traces (one per rank: Nsight exports or PyTorch-profiler JSON)."""
-        folder = QFileDialog.getExistingDirectory(self, "Open the rank traces of one job")
-        if folder:
-            self.open_ranks(Path(folder))
-
-    def open_ranks(self, folder: Path) -> None:
-        """Analyse the folder's ranks in the background, then show the rank overview."""
-        task = self.ranks_task = Task(job_of_folder, Path(folder))
-        task.signals.progressed.connect(lambda _f, message: self.status_label.setText(message))
-        task.signals.failed.connect(lambda message: self.status_label.setText(f"cannot analyse the ranks: {message}"))
-        task.signals.finished.connect(lambda job: self._show_ranks(job, Path(folder)))
-        start(task)
-
-    def _show_ranks(self, job: dict, folder: Path) -> RanksWindow:
-        self.ranks_task = None
-        window = RanksWindow(job, folder, self.open_path)
-        self.rank_windows.append(window)
-        window.show()
-        self.status_label.setText(f"{len(job['ranks'])} ranks of {folder.name}: {job['verdict']}")
-        return window
-
-    def compare_with(self, other: Path) -> CompareWindow:
-        current = Path(self.document.trace.path)
-        labels = (f"A: {current.name}", f"B: {other.name}")
-        return self.open_comparison({labels[0]: current, labels[1]: other})
-
     def export_report(self) -> None:
         """A report of the open trace over the current scope (Compare with… makes one of two traces)."""
         if self.document is None or self.document.view is None:
@@ -530,13 +487,6 @@ class MainWindow(QMainWindow):
             self.perfetto_task = export_perfetto(
                 self, self.document.trace, self.document.analysis, self.status_label.setText
             )
-
-    def open_comparison(self, traces: dict) -> CompareWindow:
-        """Open two traces one above the other on one time axis (a run's eager and graph, or any two)."""
-        window = CompareWindow(traces)
-        self.compare_windows.append(window)
-        window.show()
-        return window
 
     def show_next_instance(self, identity: int) -> None:
         """A double-clicked Kernels row: its next kernel after the view's centre (wrapping round), selected
