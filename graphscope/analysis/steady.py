@@ -136,13 +136,15 @@ def launch_account(
     api_in: np.ndarray,
     work_in: np.ndarray,
     busy_all_ns: int | None = None,
+    keys: tuple[np.ndarray, list[int]] | None = None,
 ) -> LaunchAccount:
     """The account of the launch calls whose rows `api_in` marks, and of the work `work_in` marks.
 
-    `busy_all_ns`, if known, is the busy time of all the work `work_in` marks (it is not computed again).
+    `busy_all_ns`, if known, is the busy time of all the work `work_in` marks (it is not computed again);
+    `keys`, if known, is `launch_keys(...)` (accounts of several GPUs share it).
     """
     considered = api_in[launches.rows]
-    keys, graph_ids = launch_keys(trace, launches, work, graphs)
+    keys, graph_ids = keys if keys is not None else launch_keys(trace, launches, work, graphs)
     one_off = one_off_calls(launches, keys, considered)
     steady = considered & ~one_off
     eager = steady & (launches.kind == ApiKind.KERNEL_LAUNCH)

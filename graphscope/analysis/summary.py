@@ -18,7 +18,7 @@ from graphscope.analysis.graphs import GraphLaunches, graph_launches, node_activ
 from graphscope.analysis.kernel_stats import kernel_stats
 from graphscope.analysis.launch import LaunchMetrics, launch_metrics
 from graphscope.analysis.scope import Scope, ScopedRows, measured_scope, scoped_rows
-from graphscope.analysis.steady import launch_account
+from graphscope.analysis.steady import launch_account, launch_keys
 from graphscope.analysis.verdict import steady_verdict
 from graphscope.core.events import NODE_WORK, ApiKind
 from graphscope.core.stats import median
@@ -169,8 +169,9 @@ def _summarize(
         )
     if len(gpus) > 1:  # one export of several GPUs: each judged on its own launches and its own work
         node_traced = trace.info.graph_trace_mode == "node"
+        keys = launch_keys(trace, launches, work, graphs)  # the calls' kernels and graphs, found once
         for gpu in gpus:
-            gpu["launch"] = _device_verdict(trace, analysis, api_in, work_in, gpu["device"], node_traced)
+            gpu["launch"] = _device_verdict(trace, analysis, api_in, work_in, gpu["device"], node_traced, keys)
     graphs_in = _graphs_in(graphs, api_in, scope)
     node_rows = inside(None if rows is None else nodes_in(analysis.nodes, rows), len(analysis.nodes))
     busy_ns = account.busy_all_ns
@@ -233,7 +234,13 @@ def _summarize(
 
 
 def _device_verdict(
-    trace: Trace, analysis: TraceAnalysis, api_in: np.ndarray, work_in: np.ndarray, device: int, node_traced: bool
+    trace: Trace,
+    analysis: TraceAnalysis,
+    api_in: np.ndarray,
+    work_in: np.ndarray,
+    device: int,
+    node_traced: bool,
+    keys: tuple[np.ndarray, list[int]],
 ) -> dict[str, Any]:
     """The launch verdict of one GPU: the launch calls whose first work ran on it, against its busy time."""
     launches, work = analysis.launches, analysis.work
@@ -243,7 +250,8 @@ def _device_verdict(
     api_mine = np.zeros(len(api_in), dtype=bool)
     api_mine[launches.rows[on_device]] = True
     api_mine &= api_in
-    account = launch_account(trace, launches, work, analysis.graphs, api_mine, work_in & (work.device == device))
+    mine = work_in & (work.device == device)
+    account = launch_account(trace, launches, work, analysis.graphs, api_mine, mine, keys=keys)
     verdict = steady_verdict(account, node_traced=node_traced)
     launch_ns = account.eager_ns + account.graph_ns
     return {

@@ -18,8 +18,7 @@ from PySide6.QtWidgets import QAbstractItemView, QLabel, QTableWidget, QTableWid
 
 from graphscope.core.errors import BadInputError, Cancelled
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
-from graphscope.core.units import format_ns
-from graphscope.report.ranks_report import lateness_chart
+from graphscope.report.ranks_report import lateness_chart, rank_cells
 
 COLUMNS = ("rank", "median step", "GPU busy", "straggler steps", "graph launches", "launch verdict", "file")
 
@@ -96,14 +95,6 @@ class RanksWindow(QWidget):
 
 
 def _cells(rank: dict[str, Any]) -> tuple[str, ...]:
-    step = rank.get("median_step_ns")
-    busy = rank.get("gpu_utilization")
-    return (
-        str(rank["rank"]),
-        format_ns(step) if step is not None else "-",
-        f"{busy:.0%}" if busy is not None else "-",
-        str(rank.get("straggler_steps", 0)),
-        str(rank.get("graph_launches") or 0),
-        (rank.get("verdict") or "").split(":")[0],
-        Path(rank["path"]).name,
-    )
+    """The report's cells for the rank, its verdict's first words, and its file."""
+    *cells, verdict = rank_cells(rank)
+    return (*cells, verdict.split(":")[0], Path(rank["path"]).name)

@@ -61,7 +61,8 @@ def _write(trace: Trace, analysis: TraceAnalysis, out: TextIO) -> dict[str, int]
             out.write(("" if first[0] else ",\n") + ",\n".join(lines))
             first[0] = False
 
-    for event in _metadata(trace, analysis):
+    tracks = graph_launch_tracks(analysis)  # named in the metadata, used by the launches' slices
+    for event in _metadata(trace, analysis, tracks):
         emit(event)
         counts["metadata"] += 1
     api_pid, api_tid = _api_tracks(trace)
@@ -91,7 +92,7 @@ def _write(trace: Trace, analysis: TraceAnalysis, out: TextIO) -> dict[str, int]
         emit_lines(lines)
         counts["slices"] += len(rows)
     counts["slices"] += _nvtx(trace, origin, emit)
-    counts["graph_launches"] = _graph_launches(analysis, origin, emit)
+    counts["graph_launches"] = _graph_launches(analysis, tracks, origin, emit)
     counts["slices"] += counts["graph_launches"]
     kernel_names = trace.kernels.short_name
     quoted: dict[int, str] = {}
@@ -149,7 +150,7 @@ def _api_tracks(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     return pids[trace.api.thread], trace.threads.tid[trace.api.thread]
 
 
-def _metadata(trace: Trace, analysis: TraceAnalysis) -> Iterator[dict]:
+def _metadata(trace: Trace, analysis: TraceAnalysis, tracks: np.ndarray) -> Iterator[dict]:
     names = trace.symbols
     for index in range(len(trace.processes)):
         pid = int(trace.processes.pid[index])
@@ -190,7 +191,6 @@ def _metadata(trace: Trace, analysis: TraceAnalysis) -> Iterator[dict]:
                 "tid": stream,
                 "args": {"name": f"stream {stream}"},
             }
-    tracks = graph_launch_tracks(analysis)
     for device, track in sorted({(int(d), int(t)) for d, t in zip(analysis.graphs.device.tolist(), tracks.tolist())}):
         yield {
             "ph": "M",
@@ -218,11 +218,10 @@ def graph_launch_tracks(analysis: TraceAnalysis) -> np.ndarray:
     return track
 
 
-def _graph_launches(analysis: TraceAnalysis, origin: int, emit) -> int:
+def _graph_launches(analysis: TraceAnalysis, tracks: np.ndarray, origin: int, emit) -> int:
     graphs = analysis.graphs
     if not len(graphs):
         return 0
-    tracks = graph_launch_tracks(analysis)
     for index in np.argsort(graphs.start, kind="stable").tolist():  # in time order on every track
         nodes = int(graphs.nodes[index])
         emit(

@@ -50,20 +50,23 @@ def lateness_chart(late: list[list[int]], ranks: list[int], title: str) -> str:
     return _svg(width, height, body, title)
 
 
+def rank_cells(rank: dict[str, Any]) -> tuple[str, ...]:
+    """One rank as table cells: rank, median step, GPU busy, straggler steps, graph launches, verdict."""
+    step, busy = rank.get("median_step_ns"), rank.get("gpu_utilization")
+    return (
+        str(rank["rank"]),
+        format_ns(step) if step is not None else "-",
+        f"{busy:.0%}" if busy is not None else "-",
+        str(rank.get("straggler_steps", 0)),
+        str(rank.get("graph_launches") or 0),
+        rank.get("verdict") or "",
+    )
+
+
 def ranks_report(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """(report, charts) of a rank job."""
     ranks, steps = job["ranks"], job["steps"]
-    rank_rows = [
-        (
-            str(r["rank"]),
-            format_ns(r["median_step_ns"]) if r.get("median_step_ns") is not None else "-",
-            f"{r['gpu_utilization']:.0%}" if r.get("gpu_utilization") is not None else "-",
-            str(r["straggler_steps"]),
-            str(r.get("graph_launches") or 0),
-            r.get("verdict") or "",
-        )
-        for r in ranks
-    ]
+    rank_rows = [rank_cells(r) for r in ranks]
     late = sorted((s for s in steps if s["held_by"] not in ("on time",)), key=lambda s: -s["late_ns"])[:50]
     late_rows = [
         (str(s["step"]), str(s["straggler"]), format_ns(s["late_ns"]), s["held_by"],

@@ -289,10 +289,10 @@ def graph_vs_alone(isolation: list[dict[str, Any]], title: str) -> str:
         left_edge, top = left + p * (size + gap), 40
         body.append(_text(left_edge, top - 4, f"{knob['knob'][:20]} (tau {_tau(knob)})"))
         body.append(f"<rect x='{left_edge}' y='{top}' width='{size}' height='{size}' fill='none' stroke='#ccc'/>")
+        ring = {tuple(knob.get("graph_winner") or ()): "#2ca02c", tuple(knob.get("alone_winner") or ()): "#d62728"}
         for x, y, block in points:
             cx = left_edge + size * (x - x0) / (x1 - x0)
             cy = top + size - size * (y - y0) / (y1 - y0)
-            ring = {tuple(knob.get("graph_winner") or ()): "#2ca02c", tuple(knob.get("alone_winner") or ()): "#d62728"}
             colour = ring.get(tuple(block), "")
             tip = html.escape(f"{'x'.join(map(str, block))}: alone {format_ns(x)}, in the graph {format_ns(y)}")
             body.append(f"<circle cx='{cx:.1f}' cy='{cy:.1f}' r='3' fill='#1f77b4'><title>{tip}</title></circle>")

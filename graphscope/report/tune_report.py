@@ -14,6 +14,7 @@ from graphscope.core.launch_config import format_dim
 from graphscope.core.units import format_ns
 from graphscope.report.compare import FORMAT
 from graphscope.report.svg import graph_vs_alone, trial_medians
+from graphscope.report.tune_text import candidate_status, ok_median
 
 TRIAL_COLUMNS = ("#", "node", "block", "how", "median", "95% interval", "vs baseline", "status", "cause")
 RAW_COLUMNS = ("seq", "node", "block", "how", "median_ns", "ci_low_ns", "ci_high_ns", "speedup", "status", "cause")
@@ -156,17 +157,8 @@ def isolation_tables(isolation: list[dict[str, Any]]) -> list[dict[str, Any]]:
     candidates = []
     for knob in isolation:
         for row in knob["candidates"]:
-            graph, alone = row["in_graph"], row["alone"]
-            status = graph["status"] if graph["status"] != "ok" else alone["status"]
-            candidates.append(
-                (
-                    knob["knob"],
-                    format_dim(row["block"]),
-                    ns(graph.get("median_ns") if graph["status"] == "ok" else None),
-                    ns(alone.get("median_ns") if alone["status"] == "ok" else None),
-                    status + (f" ({graph.get('reason') or alone.get('reason')})" if status != "ok" else ""),
-                )
-            )
+            cells = (format_dim(row["block"]), ok_median(row["in_graph"]), ok_median(row["alone"]))
+            candidates.append((knob["knob"], *cells, candidate_status(row)))
     return [
         {
             "title": "In the graph vs alone",

@@ -104,17 +104,23 @@ def render_isolation(isolation: list[dict[str, Any]]) -> list[str]:
         alone_rank = _ranks([c["alone"] for c in rows])
         for row, g, a in zip(rows, graph_rank, alone_rank):
             graph, alone = row["in_graph"], row["alone"]
-            status = graph["status"] if graph["status"] != "ok" else alone["status"]
-            reason = graph.get("reason") or alone.get("reason") or ""
             lines.append(
-                f"    {format_dim(row['block']):<10} {_median(graph):>14} {g:>5}  {_median(alone):>10} {a:>5}  "
-                + status
-                + (f" ({reason})" if reason and status != "ok" else "")
+                f"    {format_dim(row['block']):<10} {ok_median(graph):>14} {g:>5}  {ok_median(alone):>10} {a:>5}  "
+                + candidate_status(row)
             )
     return lines
 
 
-def _median(trial: dict[str, Any]) -> str:
+def candidate_status(row: dict[str, Any]) -> str:
+    """'ok', or the failing side's status with its cause: the graph's first (what failed there is not run alone)."""
+    graph, alone = row["in_graph"], row["alone"]
+    status = graph["status"] if graph["status"] != "ok" else alone["status"]
+    reason = graph.get("reason") or alone.get("reason") or ""
+    return status + (f" ({reason})" if reason and status != "ok" else "")
+
+
+def ok_median(trial: dict[str, Any]) -> str:
+    """A measured trial's median, '-' for one that was not."""
     return format_ns(trial["median_ns"]) if trial.get("median_ns") is not None and trial["status"] == "ok" else "-"
 
 

@@ -63,9 +63,10 @@ def serve(live: LiveWorkload, captured: list[int], requests: list[int], warmup: 
     # what each request's graph (or eager step) takes replayed over and over, in this same child: the
     # planner's per-size medians come from another child, and medians move 3-7% from child to child
     here: dict[str, float] = {}
-    for key, once in {("graph" if r is not None else "eager", r if r is not None else s): c
-                      for r, s, c in zip(runs_on, requests, calls)}.items():  # fmt: skip
-        here[f"{key[0]}:{key[1]}"] = float(median(timed(live, [once] * REMEASURE_REPS)[0]))
+    for ran_on, size, once in zip(runs_on, requests, calls):
+        key = f"graph:{ran_on}" if ran_on is not None else f"eager:{size}"
+        if key not in here:
+            here[key] = float(median(timed(live, [once] * REMEASURE_REPS)[0]))
     return {
         "captured": chosen,
         "requests": list(requests),
