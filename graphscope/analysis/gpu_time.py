@@ -54,14 +54,13 @@ def gpu_work(trace: Trace, correlation: Correlation) -> Table:
 def work_column(trace: Trace, work: Table, column: str, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
     """A column of the source tables (`context`, say) for some rows of the work table."""
     kinds, sources = work.kind[rows], work.source_row[rows]
-    values = None
-    for kind in GPU_WORK:
-        mine = kinds == kind
-        if mine.any():
-            part = getattr(trace, kind.table)[column][sources[mine]]
-            values = np.empty(len(kinds), part.dtype) if values is None else values
-            values[mine] = part
-    return values if values is not None else np.empty(0, np.int32)
+    parts = [(mine, getattr(trace, kind.table)[column]) for kind in GPU_WORK if (mine := kinds == kind).any()]
+    if not parts:
+        return np.empty(0, np.int32)
+    values = np.empty(len(kinds), np.result_type(*(column for _, column in parts)))  # ids narrowed per table
+    for mine, column in parts:
+        values[mine] = column[sources[mine]]
+    return values
 
 
 @dataclass(frozen=True)

@@ -134,7 +134,7 @@ def node_durations(trace: Trace, nodes: Table | None = None) -> Table:
     """
     nodes = node_activities(trace) if nodes is None else nodes
     key = pair_key(nodes.process, nodes.node)  # one group per (process, graphNodeId), whatever the ids
-    stats = grouped_stats(key, nodes.end - nodes.start)
+    stats = grouped_stats(key, nodes.start, nodes.end)
     if not len(stats):
         empty = {c: np.empty(0, np.int64) for c in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")}
         return stats.with_columns(

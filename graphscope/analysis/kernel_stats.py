@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphscope.core.stats import median as median_of
-from graphscope.core.table import Table
+from graphscope.core.table import Table, narrowest, offsets_from
 from graphscope.trace.model import Trace
 
 
@@ -21,9 +20,6 @@ def kernel_identity(kernels: Table) -> np.ndarray:
     return np.where(identity >= 0, identity, kernels.short_name)
 
 
-_FEW_GROUPS = 4096
-
-
 def distinct_groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct keys, group index of each row): `np.unique(keys, return_inverse=True)`, in one
     pass without a sort when the keys are integers in a range not much wider than their count (symbol ids)."""
@@ -31,46 +27,73 @@ def distinct_groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if keys.dtype.kind not in "iu" or high - low > 4 * len(keys) + 65_536:
         return np.unique(keys, return_inverse=True)
     present = np.zeros(high - low + 1, dtype=bool)
-    offset = keys - low
+    offset = offsets_from(keys, low, high)
     present[offset] = True
-    position = np.cumsum(present) - 1
+    position = narrowest(np.cumsum(present) - 1)  # group numbers: a byte a row when there are few
     return np.flatnonzero(present).astype(keys.dtype) + low, position[offset]
 
 
-def grouped_stats(keys: np.ndarray, durations: np.ndarray) -> Table:
-    """count, total, mean, median, min, max and std of `durations` per distinct key, largest total first."""
+_CHUNK = 1 << 20  # rows per step where a whole-column temporary would cost 76 MiB at 10M kernels
+
+
+def grouped_stats(keys: np.ndarray, start: np.ndarray, end: np.ndarray) -> Table:
+    """count, total, mean, median, min, max and std of the durations `end - start` per distinct key,
+    largest total first."""
     columns = ("key", "count", "total_ns", "mean_ns", "median_ns", "min_ns", "max_ns", "std_ns")
     if len(keys) == 0:
         integer = ("key", "count", "total_ns", "min_ns", "max_ns")
         return Table.empty({c: np.int64 if c in integer else np.float64 for c in columns})
     unique, group = distinct_groups(keys)
-    few = len(unique) <= _FEW_GROUPS
-    # few groups: a radix sort by group, then a median per slice; many: one sort by (group, duration)
-    order = np.argsort(group.astype(np.uint16), kind="stable") if few else np.lexsort((durations, group))
-    d = durations[order].astype(np.int64)
     count = np.bincount(group, minlength=len(unique))
+    d = _sorted_within_groups(group, (end - start).astype(np.int64, copy=False), len(unique))
+    del group
     first = np.r_[0, np.cumsum(count)[:-1]]
     total = np.add.reduceat(d, first)
     mean = total / count
-    std = np.sqrt(np.maximum(np.add.reduceat(d.astype(np.float64) ** 2, first) / count - mean**2, 0.0))
-    if few:
-        bounds = np.r_[first, len(d)]
-        median = np.array([median_of(d[bounds[i] : bounds[i + 1]]) for i in range(len(unique))])
-    else:
-        median = (d[first + (count - 1) // 2] + d[first + count // 2]) / 2.0
+    std = np.sqrt(np.maximum(_sums_of_squares(d, first) / count - mean**2, 0.0))
     stats = Table(
         {
             "key": unique.astype(np.int64),
             "count": count.astype(np.int64),
             "total_ns": total,
             "mean_ns": mean,
-            "median_ns": median,
-            "min_ns": np.minimum.reduceat(d, first),
-            "max_ns": np.maximum.reduceat(d, first),
+            "median_ns": (d[first + (count - 1) // 2].astype(np.float64) + d[first + count // 2]) / 2.0,
+            "min_ns": d[first],
+            "max_ns": d[first + count - 1],
             "std_ns": std,
         }
     )
     return stats.take(np.lexsort((stats.key, -stats.total_ns)))
+
+
+def _sums_of_squares(d: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Per group (rows `first[i]` up to the next group's first, none empty) the sum of d**2 in float64,
+    a chunk of rows at a time instead of a float copy of all of them."""
+    sums = np.zeros(len(first))
+    for low in range(0, len(d), _CHUNK):
+        high = min(low + _CHUNK, len(d))
+        groups = slice(int(np.searchsorted(first, low, side="right")) - 1, int(np.searchsorted(first, high)))
+        squares = d[low:high].astype(np.float64)
+        np.square(squares, out=squares)
+        sums[groups] += np.add.reduceat(squares, np.maximum(first[groups], low) - low)
+    return sums
+
+
+def _sorted_within_groups(group: np.ndarray, durations: np.ndarray, groups: int) -> np.ndarray:
+    """`durations` ordered by group, then by duration. Where group and duration fit one int64 (group in
+    the high bits: ~2^50 ns of duration beside 4096 groups), one in-place sort of `durations` itself, as
+    fast as a radix sort by group and a gather (0.73 against 0.76 s at 10M) without their two 76 MiB
+    arrays; else a lexsort."""
+    shift = 63 - max((groups - 1).bit_length(), 1)
+    if int(durations.min()) < 0 or int(durations.max()) >= 1 << shift:
+        return durations[np.lexsort((durations, group))]
+    for low in range(0, len(durations), _CHUNK):
+        high_bits = group[low : low + _CHUNK].astype(np.int64)
+        high_bits <<= shift
+        durations[low : low + _CHUNK] |= high_bits
+    durations.sort()
+    durations &= (1 << shift) - 1
+    return durations
 
 
 def kernel_stats(trace: Trace, by: str = "identity", rows: np.ndarray | None = None) -> Table:
@@ -80,7 +103,7 @@ def kernel_stats(trace: Trace, by: str = "identity", rows: np.ndarray | None = N
     """
     kernels = trace.kernels if rows is None else trace.kernels.take(rows)
     keys = kernel_identity(kernels) if by == "identity" else kernels.short_name
-    stats = grouped_stats(keys, kernels.end - kernels.start)
+    stats = grouped_stats(keys, kernels.start, kernels.end)
     if by != "identity":
         return stats.with_columns(short_name=stats.key)
     label = np.empty(len(stats), dtype=np.int64)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from graphscope.core.events import ApiKind
 from graphscope.core.symbols import SymbolTable
-from graphscope.core.table import Table, row_numbers, rows_where
+from graphscope.core.table import Table, narrowest, row_numbers, rows_where
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import classify_api
 
@@ -27,18 +27,36 @@ def api_kinds(symbols: SymbolTable, name_ids: np.ndarray) -> np.ndarray:
     return lookup[name_ids if known is None else np.where(known, name_ids, size)]
 
 
+_CHUNK = 1 << 20  # rows per step of the latency computation: bounded temporaries instead of three 10M copies
+
+
 @dataclass
 class LaunchMetrics:
     """One entry per kernel-launch or graph-launch call (rows of `trace.api`)."""
 
-    rows: np.ndarray  # api row index
+    rows: np.ndarray  # api row index, int32
     kind: np.ndarray  # ApiKind.KERNEL_LAUNCH or ApiKind.GRAPH_LAUNCH
-    api_ns: np.ndarray  # time inside the call
-    latency_ns: np.ndarray  # first GPU start - call start (NaN: no GPU work recorded)
+    api_ns: np.ndarray  # time inside the call (the narrowest integer type that holds it)
     first_work: np.ndarray  # index in the `gpu_work` table of the call's first activity (-1: none), int32
+    call_start: np.ndarray = field(repr=False)  # trace.api.start, whole
+    work_start: np.ndarray = field(repr=False)  # the work table's start, whole
 
     def of_kind(self, kind: ApiKind) -> np.ndarray:
         return self.kind == int(kind)
+
+    @property
+    def latency_ns(self) -> np.ndarray:
+        """First GPU start - call start per call, float64 (NaN: no GPU work recorded). Computed when asked:
+        at 10M calls a stored copy held 76 MiB through every later step."""
+        latency = np.full(len(self.rows), np.nan)
+        if not len(self.work_start):
+            return latency
+        for low in range(0, len(self.rows), _CHUNK):
+            first = self.first_work[low : low + _CHUNK]
+            ran = first >= 0
+            part = self.work_start[np.maximum(first, 0)] - self.call_start[self.rows[low : low + _CHUNK]]
+            latency[low : low + _CHUNK][ran] = part[ran]
+        return latency
 
 
 def launch_metrics(trace: Trace, work: Table) -> LaunchMetrics:
@@ -47,23 +65,20 @@ def launch_metrics(trace: Trace, work: Table) -> LaunchMetrics:
     kinds = api_kinds(trace.symbols, api.name)
     rows = rows_where((kinds == ApiKind.KERNEL_LAUNCH) | (kinds == ApiKind.GRAPH_LAUNCH))
     first = _first_activity(len(api), work)[rows]
-    call_start = api.start[rows]
-    if not len(work):
-        latency = np.full(len(call_start), np.nan)
-    elif len(first) and first.min() >= 0:  # every call caused work
-        latency = (work.start[first] - call_start).astype(np.float64)
-    else:
-        latency = (work.start[np.maximum(first, 0)] - call_start).astype(np.float64)
-        latency[first < 0] = np.nan
+    api_ns = narrowest(api.end[rows] - api.start[rows], 0)
     calls = row_numbers(rows, len(api)).astype(np.int32)
-    return LaunchMetrics(calls, kinds[rows], api.end[rows] - call_start, latency, first.astype(np.int32))
+    return LaunchMetrics(calls, kinds[rows], api_ns, first, api.start, work.start)
 
 
 def _first_activity(api_rows: int, work: Table) -> np.ndarray:
-    """Per API row, the index in `work` (sorted by start) of the earliest work it caused; -1 if none."""
-    none = np.iinfo(np.int64).max
-    first = np.full(api_rows, none, dtype=np.int64)
-    linked = np.flatnonzero(work.api_row >= 0)
-    np.minimum.at(first, work.api_row[linked], linked)  # a graph launch's many nodes: the earliest wins
+    """Per API row, the index in `work` (sorted by start) of the earliest work it caused; -1 if none (int32)."""
+    none = np.iinfo(np.int32).max
+    first = np.full(api_rows, none, dtype=np.int32)
+    calls = work.api_row
+    if len(calls) and int(calls.min()) >= 0:  # every item has its call (the usual trace): no index copies
+        np.minimum.at(first, calls, np.arange(len(calls), dtype=np.int32))
+    else:
+        linked = np.flatnonzero(calls >= 0).astype(np.int32)
+        np.minimum.at(first, calls[linked], linked)  # a graph launch's many nodes: the earliest wins
     first[first == none] = -1
     return first

@@ -25,7 +25,7 @@ from graphscope.trace.model import Trace
 
 ONE_OFF_FACTOR = 4.0
 ONE_OFF_MIN_NS = 10_000
-_GRAPH_KEY = 1 << 40
+_GRAPH_KEY = 1 << 30  # above every symbol id: keys fit 32 bits (symbol ids are int32)
 
 
 @dataclass
@@ -74,7 +74,8 @@ def launch_keys(
     trace: Trace, launches: LaunchMetrics, work: Table, graphs: GraphLaunches
 ) -> tuple[np.ndarray, list[int]]:
     """Per launch call: its kernel's identity (mangled name, else short name), or _GRAPH_KEY + the index
-    of its graph id in the list returned beside (graph ids span all of int64); -1 when it launched nothing."""
+    of its graph id in the list returned beside (graph ids span all of int64); -1 when it launched nothing.
+    In the narrowest integer type that holds them (a byte a call for an eager trace of few kernels)."""
     first = launches.first_work
     wanted = (first >= 0) & (launches.kind == ApiKind.KERNEL_LAUNCH)
     calls = None if wanted.all() else np.flatnonzero(wanted)  # None: every call (the usual eager trace)
@@ -85,11 +86,12 @@ def launch_keys(
         work_rows = work_rows[on_kernel]
     rows = work.source_row[work_rows]
     mangled = trace.kernels.mangled[rows]  # a kernel's identity: template instances share a short name
-    identity = np.where(mangled >= 0, mangled, trace.kernels.short_name[rows]).astype(np.int64)
+    identity = np.where(mangled >= 0, mangled, trace.kernels.short_name[rows])  # symbol ids, narrow
+    dtype = np.int32 if len(graphs) else np.result_type(identity, np.int8)  # graph keys need 32 bits
     if calls is None:
-        keys = identity
+        keys = identity.astype(dtype, copy=False)
     else:
-        keys = np.full(len(first), -1, dtype=np.int64)
+        keys = np.full(len(first), -1, dtype=dtype)
         keys[calls] = identity
     graph_ids: list[int] = []
     if len(graphs):

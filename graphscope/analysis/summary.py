@@ -57,9 +57,11 @@ def analyze(trace: Trace) -> TraceAnalysis:
 CONCURRENT_BELOW = 4_000_000  # kernels
 
 
-def _median(values: np.ndarray) -> float:
-    values = values[~np.isnan(values)] if values.dtype.kind == "f" else values
-    return median(values) if len(values) else 0.0
+def _median(values: np.ndarray, own: bool = False) -> float:
+    """The median of `values` without NaN (0 when none); `own`: values is a temporary, partitioned in place."""
+    if values.dtype.kind == "f" and np.isnan(values).any():
+        values, own = values[~np.isnan(values)], True
+    return median(values, overwrite=own) if len(values) else 0.0
 
 
 def _total(table) -> int:
@@ -183,6 +185,10 @@ def _summarize(
         return {"count": len(mine), "total_ns": _total(mine)}
 
     memcpy = counted(trace.memcpy, rows and rows.gpu["memcpy"])
+    latency = launches.latency_ns[kernel_calls]
+    latency_calls = int(np.count_nonzero(~np.isnan(latency)))
+    median_latency_ns = _median(latency, own=True)
+    del latency
     memcpy_rows = trace.memcpy.bytes if rows is None else trace.memcpy.bytes[rows.gpu["memcpy"]]
     return {
         "file": str(info.path),
@@ -213,8 +219,8 @@ def _summarize(
         "launch": {
             "calls": int(calls_in.sum()),
             "median_api_ns": _median(launches.api_ns[kernel_calls]),
-            "median_latency_ns": _median(launches.latency_ns[kernel_calls]),
-            "latency_calls": int(np.count_nonzero(~np.isnan(launches.latency_ns[kernel_calls]))),
+            "median_latency_ns": median_latency_ns,
+            "latency_calls": latency_calls,
             "median_graph_launch_api_ns": _median(launches.api_ns[graph_calls]),
             "kernel_launch_ns": kernel_launch_ns,
             "graph_launch_ns": graph_launch_ns,

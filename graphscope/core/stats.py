@@ -29,11 +29,14 @@ class SampleStats:
         return asdict(self)
 
 
-def median(values: np.ndarray) -> float:
+def median(values: np.ndarray, overwrite: bool = False) -> float:
     """`np.median` of a non-empty 1-D array without NaN, in one partition: for an even count numpy
-    partitions around two ranks, which costs it several times more on a million values."""
+    partitions around two ranks, which costs it several times more on a million values. `overwrite`:
+    partition `values` itself (a temporary of the caller's) instead of a copy."""
     half = len(values) // 2
-    picked = np.partition(values, half)
+    picked = values if overwrite else np.partition(values, half)
+    if overwrite:
+        picked.partition(half)
     upper = float(picked[half])
     return upper if len(values) % 2 else (float(picked[:half].max()) + upper) / 2
 

@@ -26,7 +26,7 @@ from graphscope.core.table import Table
 from graphscope.trace import kineto_json
 from graphscope.trace.kineto_json import Event
 from graphscope.trace.model import ExportInfo, GpuInfo, Trace
-from graphscope.trace.schema import NvtxType, classify_api
+from graphscope.trace.schema import NvtxType, classify_api, narrow_ids
 
 API_CATEGORIES = {"cuda_runtime", "cuda_driver"}
 RANGE_DOMAINS = {"cpu_op": 1, "user_annotation": 2, "python_function": 3}
@@ -163,6 +163,7 @@ def load_kineto(path: Path) -> Trace:
     tables["memcpy"] = _copies(_table(columns.rows["memcpy"], (*_GPU, "bytes", "copy_kind")), calls, memset=False)
     tables["memset"] = _copies(_table(columns.rows["memset"], (*_GPU, "bytes")), calls, memset=True)
     graph_calls = _graph_nodes(tables, symbols, api)
+    tables = {key: Table(narrow_ids({n: table[n] for n in table.columns})) for key, table in tables.items()}
     info = ExportInfo(
         path=path,
         size_bytes=path.stat().st_size,

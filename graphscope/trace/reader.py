@@ -189,12 +189,16 @@ def _load(
             f"{format_ns(window.start - window.first)} to {format_ns(window.end - window.first)} of "
             f"{format_ns(window.last - window.first)} (the whole file does not fit in memory here)"
         )
-    reads = read_tables(db, requests, cancel, lambda f, m: progress(0.05 + 0.8 * f, m), rowids=rowids)
-    raw = {key: read.columns for key, read in reads.items()}
-    for key, columns in raw.items():
+
+    def finish(key: str, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         _translate_names(key, columns, symbols, info.warnings)
+        return columns if key == "nvtx" else schema.narrow_ids(columns)  # NVTX text is interned below
+
+    progress_of_read = lambda f, m: progress(0.05 + 0.8 * f, m)  # noqa: E731
+    reads = read_tables(db, requests, cancel, progress_of_read, rowids=rowids, finish=finish)
     for read in reads.values():
         info.warnings.extend(w for w in read.warnings if w not in info.warnings)
+    raw = {key: reads.pop(key).columns for key in list(reads)}
     progress(0.9, "linking processes and threads")
 
     keep: dict[str, np.ndarray | None] = dict.fromkeys(TABLES)
@@ -203,7 +207,8 @@ def _load(
     if info.backtrace_duplicates:
         keep["api"] = ~backtrace
         raw["api"] = {name: column[~backtrace] for name, column in raw["api"].items()}
-    _attach_nvtx_text(db, tables["nvtx"], raw["nvtx"], symbols)
+    _attach_nvtx_text(db, tables["nvtx"], raw["nvtx"], symbols)  # interns strings: ids may grow
+    raw["nvtx"] = schema.narrow_ids(raw["nvtx"])
 
     all_tids = np.concatenate([entities.distinct(raw[k]["global_tid"]) for k in CPU_KEYS])
     all_pids = np.concatenate([entities.distinct(raw[k]["global_pid"]) for k in GPU_KEYS])
@@ -222,6 +227,7 @@ def _load(
             columns["process"] = threads.process[columns["thread"]] if len(global_tid) else np.empty(0, np.int32)
         else:
             columns["process"] = entities.process_index(processes.key, columns.pop("global_pid"))
+        columns.update(schema.narrow_ids({name: columns[name] for name in ("process", "thread") if name in columns}))
         later = {n: s for n, s in TABLES[key][1].items() if n not in eager[key]}
         limit = (rowids or {}).get(key)
         deferred = (
@@ -274,6 +280,7 @@ def _deferred(
             columns = {name: array[keep] for name, array in columns.items()}
         if order is not None:
             columns = {name: array[order] for name, array in columns.items()}
+        columns = schema.narrow_ids(columns)
         if after is not None:
             after(columns)
         return columns

@@ -11,6 +11,7 @@ from enum import IntEnum
 import numpy as np
 
 from graphscope.core.events import ApiKind
+from graphscope.core.table import narrowest
 from graphscope.trace.database import ROWID, ColumnSpec
 
 I16, I32, I64 = np.int16, np.int32, np.int64
@@ -134,6 +135,26 @@ SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 """Columns read up front by default: what the summary, the timeline's lanes and the launch joins use.
 Every other column of these tables is deferred (read on first use); other tables are read whole."""
+
+ID_COLUMNS = frozenset(
+    {
+        *("device", "context", "stream", "correlation", "process", "thread"),
+        *("graph_node", "node", "original_node", "graph_id", "original_graph_id", "graph_exec_id"),
+        *("name", "short_name", "mangled", "text"),  # symbol ids
+        *("event_class", "event_type", "copy_kind", "src_kind", "dst_kind", "mem_kind", "sync_type"),
+    }
+)
+"""Columns of ids and codes, compared and looked up but never added up: each is held in the narrowest
+integer type its values fit (`narrow_ids`). Times, sizes, values and launch dimensions keep their type."""
+
+
+def narrow_ids(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Every id column (`ID_COLUMNS`) of `columns` in the narrowest integer type that holds it, in place
+    (each wide array goes as its narrow one comes); returns `columns`."""
+    for name in columns.keys() & ID_COLUMNS:
+        columns[name] = narrowest(columns[name])
+    return columns
+
 
 REQUIRED = {
     RUNTIME: ("start", "end", "nameId"),

@@ -18,7 +18,7 @@ from graphscope.analysis.graphs import GraphLaunches, launch_of_nodes
 from graphscope.analysis.launch import api_kinds
 from graphscope.core.events import GPU_WORK, Activity
 from graphscope.core.symbols import SymbolTable
-from graphscope.core.table import Table, row_numbers, rows_where
+from graphscope.core.table import Table, offsets_from, row_numbers, rows_where
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import NVTX_DRAWN_TYPES, NVTX_RANGE_TYPES
 from graphscope.view.lod import LodLane
@@ -155,7 +155,7 @@ def _color_by_name(names: np.ndarray, colors: range, symbols: SymbolTable) -> np
     if high - low > 4 * len(names):  # ids far apart (a damaged file): hash the distinct ones only
         ids, inverse = np.unique(names, return_inverse=True)
         return _hashed_color(ids, colors, symbols)[inverse]
-    offsets = (names - low).astype(np.int64)
+    offsets = offsets_from(names, low, high)
     used = np.flatnonzero(np.bincount(offsets))  # counting, not sorting: 50M events take one pass
     lookup = np.zeros(high - low + 1, np.int16)
     lookup[used] = _hashed_color(used + low, colors, symbols)
