@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphscope.core.table import Table
+from graphscope.core.table import STEP_ROWS, Table
 from graphscope.trace.model import Trace
 
 
@@ -49,7 +49,6 @@ class Account:
 
 
 EMPTY = Account(0, 0, 0, 0, 0)
-_CHUNK = 1 << 20  # items per step of an account: bounded temporaries whatever the window holds
 
 
 class _CallEnds:
@@ -109,8 +108,8 @@ class Timeline:
         # busy stretch and the next item; found a chunk of items at a time (at 2.4M holes whole arrays of
         # them held 0.15 GiB)
         holes = host_wait = gaps = 0
-        for low_item in range(0, len(start) - 1, _CHUNK):
-            high_item = min(low_item + _CHUNK, len(start) - 1)
+        for low_item in range(0, len(start) - 1, STEP_ROWS):
+            high_item = min(low_item + STEP_ROWS, len(start) - 1)
             following = np.flatnonzero(start[low_item + 1 : high_item + 1] > reach[low_item:high_item])
             following += low_item + 1
             gap_start = reach[following - 1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphscope.core.table import Table, narrowest, offsets_from
+from graphscope.core.table import STEP_ROWS, Table, narrowest, offsets_from
 from graphscope.trace.model import Trace
 
 
@@ -31,9 +31,6 @@ def distinct_groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     present[offset] = True
     position = narrowest(np.cumsum(present) - 1)  # group numbers: a byte a row when there are few
     return np.flatnonzero(present).astype(keys.dtype) + low, position[offset]
-
-
-_CHUNK = 1 << 20  # rows per step where a whole-column temporary would cost 76 MiB at 10M kernels
 
 
 def grouped_stats(keys: np.ndarray, start: np.ndarray, end: np.ndarray) -> Table:
@@ -70,8 +67,8 @@ def _sums_of_squares(d: np.ndarray, first: np.ndarray) -> np.ndarray:
     """Per group (rows `first[i]` up to the next group's first, none empty) the sum of d**2 in float64,
     a chunk of rows at a time instead of a float copy of all of them."""
     sums = np.zeros(len(first))
-    for low in range(0, len(d), _CHUNK):
-        high = min(low + _CHUNK, len(d))
+    for low in range(0, len(d), STEP_ROWS):
+        high = min(low + STEP_ROWS, len(d))
         groups = slice(int(np.searchsorted(first, low, side="right")) - 1, int(np.searchsorted(first, high)))
         squares = d[low:high].astype(np.float64)
         np.square(squares, out=squares)
@@ -87,10 +84,10 @@ def _sorted_within_groups(group: np.ndarray, durations: np.ndarray, groups: int)
     shift = 63 - max((groups - 1).bit_length(), 1)
     if int(durations.min()) < 0 or int(durations.max()) >= 1 << shift:
         return durations[np.lexsort((durations, group))]
-    for low in range(0, len(durations), _CHUNK):
-        high_bits = group[low : low + _CHUNK].astype(np.int64)
+    for low in range(0, len(durations), STEP_ROWS):
+        high_bits = group[low : low + STEP_ROWS].astype(np.int64)
         high_bits <<= shift
-        durations[low : low + _CHUNK] |= high_bits
+        durations[low : low + STEP_ROWS] |= high_bits
     durations.sort()
     durations &= (1 << shift) - 1
     return durations

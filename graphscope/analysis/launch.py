@@ -8,7 +8,7 @@ import numpy as np
 
 from graphscope.core.events import ApiKind
 from graphscope.core.symbols import SymbolTable
-from graphscope.core.table import Table, narrowest, row_numbers, rows_where
+from graphscope.core.table import STEP_ROWS, Table, narrowest, row_numbers, rows_where
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import classify_api
 
@@ -25,9 +25,6 @@ def api_kinds(symbols: SymbolTable, name_ids: np.ndarray) -> np.ndarray:
     for symbol_id in np.flatnonzero(present).tolist():
         lookup[symbol_id] = classify_api(symbols.name(symbol_id))
     return lookup[name_ids if known is None else np.where(known, name_ids, size)]
-
-
-_CHUNK = 1 << 20  # rows per step of the latency computation: bounded temporaries instead of three 10M copies
 
 
 @dataclass
@@ -51,11 +48,11 @@ class LaunchMetrics:
         latency = np.full(len(self.rows), np.nan)
         if not len(self.work_start):
             return latency
-        for low in range(0, len(self.rows), _CHUNK):
-            first = self.first_work[low : low + _CHUNK]
+        for low in range(0, len(self.rows), STEP_ROWS):
+            first = self.first_work[low : low + STEP_ROWS]
             ran = first >= 0
-            part = self.work_start[np.maximum(first, 0)] - self.call_start[self.rows[low : low + _CHUNK]]
-            latency[low : low + _CHUNK][ran] = part[ran]
+            part = self.work_start[np.maximum(first, 0)] - self.call_start[self.rows[low : low + STEP_ROWS]]
+            latency[low : low + STEP_ROWS][ran] = part[ran]
         return latency
 
 

@@ -87,7 +87,7 @@ def launch_keys(
     rows = work.source_row[work_rows]
     mangled = trace.kernels.mangled[rows]  # a kernel's identity: template instances share a short name
     identity = np.where(mangled >= 0, mangled, trace.kernels.short_name[rows])  # symbol ids, narrow
-    dtype = np.int32 if len(graphs) else np.result_type(identity, np.int8)  # graph keys need 32 bits
+    dtype = np.int32 if len(graphs) else identity.dtype  # graph keys need 32 bits
     if calls is None:
         keys = identity.astype(dtype, copy=False)
     else:

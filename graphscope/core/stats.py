@@ -34,9 +34,9 @@ def median(values: np.ndarray, overwrite: bool = False) -> float:
     partitions around two ranks, which costs it several times more on a million values. `overwrite`:
     partition `values` itself (a temporary of the caller's) instead of a copy."""
     half = len(values) // 2
-    picked = values if overwrite else np.partition(values, half)
     if overwrite:
-        picked.partition(half)
+        values.partition(half)
+    picked = values if overwrite else np.partition(values, half)
     upper = float(picked[half])
     return upper if len(values) % 2 else (float(picked[:half].max()) + upper) / 2
 

@@ -17,7 +17,7 @@ from graphscope.core.errors import NotAnExportError, UnsupportedSchemaError
 from graphscope.core.events import CORRELATED
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.symbols import SymbolTable, elide
-from graphscope.core.table import Deferred, Table
+from graphscope.core.table import Deferred, Table, narrowest
 from graphscope.core.units import format_ns
 from graphscope.trace import cache, entities, metadata, schema
 from graphscope.trace.bulk import import_in_background, read_tables
@@ -194,8 +194,7 @@ def _load(
         _translate_names(key, columns, symbols, info.warnings)
         return columns if key == "nvtx" else schema.narrow_ids(columns)  # NVTX text is interned below
 
-    progress_of_read = lambda f, m: progress(0.05 + 0.8 * f, m)  # noqa: E731
-    reads = read_tables(db, requests, cancel, progress_of_read, rowids=rowids, finish=finish)
+    reads = read_tables(db, requests, cancel, lambda f, m: progress(0.05 + 0.8 * f, m), rowids=rowids, finish=finish)
     for read in reads.values():
         info.warnings.extend(w for w in read.warnings if w not in info.warnings)
     raw = {key: reads.pop(key).columns for key in list(reads)}
@@ -227,7 +226,8 @@ def _load(
             columns["process"] = threads.process[columns["thread"]] if len(global_tid) else np.empty(0, np.int32)
         else:
             columns["process"] = entities.process_index(processes.key, columns.pop("global_pid"))
-        columns.update(schema.narrow_ids({name: columns[name] for name in ("process", "thread") if name in columns}))
+        for name in columns.keys() & {"process", "thread"}:  # the other ids were narrowed as they were read
+            columns[name] = narrowest(columns[name])
         later = {n: s for n, s in TABLES[key][1].items() if n not in eager[key]}
         limit = (rowids or {}).get(key)
         deferred = (

@@ -46,11 +46,11 @@ def brute(events, low, high):
 @contextmanager
 def chunks_of(size: int):
     """Accounts a few items at a time (holes cut by chunk bounds), as 10M-item windows are."""
-    kept, accounting._CHUNK = accounting._CHUNK, size
+    kept, accounting.STEP_ROWS = accounting.STEP_ROWS, size
     try:
         yield
     finally:
-        accounting._CHUNK = kept
+        accounting.STEP_ROWS = kept
 
 
 @pytest.mark.parametrize("chunk", [1 << 20, 2])

@@ -36,7 +36,7 @@ def test_durations_sort_within_their_groups(offset, rows):
 
 
 def test_statistics_computed_a_chunk_at_a_time_match_numpy(monkeypatch):
-    monkeypatch.setattr(kernel_stats_module, "_CHUNK", 7)  # groups cut by chunk bounds, chunks inside groups
+    monkeypatch.setattr(kernel_stats_module, "STEP_ROWS", 7)  # groups cut by chunk bounds, chunks inside groups
     rng = np.random.default_rng(3)
     keys = rng.integers(0, 6, 200)
     durations = rng.integers(0, 5_000, 200)
