@@ -113,16 +113,18 @@ def save_in_background(trace: Trace, readers: dict[str, dict[str, Any]]) -> None
     for key in EVENT_TABLES:  # what the file still holds for each table: read on a cached open when asked
         if key in readers:
             readers[key] = {**readers[key], "deferred": list(getattr(trace, key).deferred)}
-    if hasattr(os, "fork") and _forked(lambda: save(snapshot, readers)):
+    if detached(lambda: save(snapshot, readers)):
         return
     threading.Thread(target=save, args=(snapshot, readers), name="graphscope-cache", daemon=False).start()
 
 
-def _forked(work: Any) -> bool:
+def detached(work: Any) -> bool:
     """Run `work` in a grandchild process (no zombie, no terminal: it holds none of the caller's pipes
-    open, so `graphscope summary | head` ends at once); False where forking failed."""
+    open, so `graphscope summary | head` ends at once); False where the system cannot fork or it failed."""
     import warnings
 
+    if not hasattr(os, "fork"):
+        return False
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # forking with threads: the child only writes
@@ -195,11 +197,11 @@ class Entry:
             found[part] = np.load(self.path / f"{key}.__{part}.npy") if table.get(part) else None
         return found
 
-    def trace_parts(self) -> dict[str, Any]:
-        """Everything of a Trace but the event tables: info, symbols, GPUs and the small tables."""
+    def trace_parts(self, path: Path) -> dict[str, Any]:
+        """Everything of a Trace but the event tables: info (with `path`, the file as opened now: the
+        entry may have been written from another folder), symbols, GPUs and the small tables."""
         manifest = self.manifest
-        info_data = dict(manifest["info"])
-        info = ExportInfo(**{**info_data, "path": Path(info_data["path"])})
+        info = ExportInfo(**{**manifest["info"], "path": Path(path)})
         file_ids = np.load(self.path / "__file_ids.npy") if (self.path / "__file_ids.npy").exists() else None
         symbols = SymbolTable(manifest["strings"], file_ids)
         small = {key: Table(self.columns(key)) for key in SMALL_TABLES}

@@ -87,7 +87,7 @@ def load_trace(
 def _from_cache(entry: cache.Entry, path: Path, columns: Columns, kineto: bool) -> Trace:
     """The trace from its cache entry: cached columns memory-mapped, the others deferred to the file
     (and added to the entry once read)."""
-    parts = entry.trace_parts()
+    parts = entry.trace_parts(path)
     info, symbols = parts["info"], parts["symbols"]
     tables = {}
     for key in TABLES:

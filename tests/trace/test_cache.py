@@ -154,3 +154,16 @@ def test_a_cache_folder_that_cannot_be_made_only_turns_the_cache_off(tmp_path, m
     monkeypatch.delenv("GRAPHSCOPE_NO_CACHE", raising=False)
     trace = load_trace(FORKJOIN)  # read as without a cache, no error
     assert len(trace.kernels) > 0 and cache.open_entry(FORKJOIN) is None
+
+
+def test_a_cached_open_from_another_folder_names_the_file_as_opened_now(own_cache, tmp_path, monkeypatch):
+    (tmp_path / "runs").mkdir()
+    path = tmp_path / "runs" / "f.sqlite"
+    shutil.copy(FORKJOIN, path)
+    monkeypatch.chdir(tmp_path)
+    load_trace(Path("runs/f.sqlite"))  # the entry is written with this relative name
+    _written(path)
+    monkeypatch.chdir(tmp_path / "runs")
+    again = load_trace(Path("f.sqlite"), columns="all")  # deferred columns come from the file as named now
+    assert again.path == Path("f.sqlite") and again.path.exists()
+    assert len(again.kernels.grid_x) == len(again.kernels)
