@@ -21,6 +21,7 @@ from graphscope.report.sides import trace_dags
 from graphscope.trace import Trace
 from graphscope.trace.reader import load_for_view
 from graphscope.trace.window import Window
+from graphscope.view import saved
 from graphscope.view.layout import TimelineLayout, add_graph_brackets, build_layout
 
 ALIGN_FOCUS = "<focus>"
@@ -47,6 +48,8 @@ class TraceDocument:
     default_scope: Scope | None  # graphscope's measured repetitions, when the trace is a run's
     focus: tuple[int, int]  # trace time (ns) of the window the first view shows
     window: Window | None = None  # the part of a file too large to hold whole that was read
+    align_to: str | None = None  # what time 0 is aligned to (open_document's `align_to`)
+    restored: bool = False  # its parts came from the file's saved view (view/saved.py), not computed
     _identity: np.ndarray | None = None
 
     @property
@@ -126,7 +129,14 @@ def build_document(
     align_to: str | None = None,
     panels: bool = True,
 ) -> TraceDocument:
-    """Analyse and lay out a loaded trace (`open_document` without the read)."""
+    """Analyse and lay out a loaded trace (`open_document` without the read); a whole file opened before
+    gets every part, the panels' too, from its saved view."""
+    restored = saved.load(trace, align_to) if window is None else None
+    if restored is not None:
+        parts = [restored[name] for name in ("analysis", "view", "layout", "dags", "default_scope")]
+        focus = tuple(restored["focus"])
+        progress(1.0, "ready")
+        return TraceDocument(trace, *parts, focus, window, align_to, restored=True)
     progress(0.75, "analysing launches, laying out lanes")
     if align_to == ALIGN_FOCUS:  # the lanes start where the focus does: one after the other
         analysis, default_scope, focus = _analysis_and_focus(trace, cancel)
@@ -143,7 +153,7 @@ def build_document(
                 pool.shutdown()
         layout = lanes.result() if lanes else build_layout(trace, origin)
     add_graph_brackets(layout, analysis.graphs, analysis.nodes)
-    document = TraceDocument(trace, analysis, None, layout, [], default_scope, focus, window)
+    document = TraceDocument(trace, analysis, None, layout, [], default_scope, focus, window, align_to)
     if panels:
         finish_document(document)
     progress(1.0, "ready")
@@ -163,9 +173,14 @@ def _analysis_and_focus(
 
 
 def finish_document(document: TraceDocument, progress=no_progress, cancel=None) -> TraceDocument:
-    """The panels' contents: summary and kernel table of the default scope, and the trace's DAGs."""
-    document.view = scoped_view(document.trace, document.analysis, document.default_scope)
-    document.dags = trace_dags(document.trace, document.analysis.nodes)
+    """The panels' contents: summary and kernel table of the default scope, and the trace's DAGs; then
+    every part is saved for the next open of the file (a whole file's, in the background)."""
+    if document.view is None:
+        document.view = scoped_view(document.trace, document.analysis, document.default_scope)
+        document.dags = trace_dags(document.trace, document.analysis.nodes)
+    if document.window is None and not document.restored:
+        parts = {name: getattr(document, name) for name in saved.PARTS}
+        saved.save_in_background(document.trace, parts, document.align_to)
     return document
 
 
