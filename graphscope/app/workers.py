@@ -57,6 +57,8 @@ class Task(QRunnable):
         except OSError as exc:
             self.signals.failed.emit(f"{exc.filename or 'the file'}: {exc.strerror or exc}")
         except Exception as exc:  # a bug: keep the window alive and say so
+            if isinstance(exc, RuntimeError) and "Signal source has been deleted" in str(exc):
+                return  # the window went away while the work ran (its progress had nowhere to go)
             traceback.print_exc(file=sys.stderr)
             self.signals.failed.emit(f"unexpected error: {exc!r}")
         else:
