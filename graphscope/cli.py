@@ -714,6 +714,13 @@ def console() -> None:
         status = status or EXIT_BAD_INPUT
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.flush()
-    # The answer is out; Python's teardown would now free every module and array one by one (20-40 ms
-    # after a summary). Nothing graphscope holds needs it: files are closed and children reaped by then.
+    leave(status)
+
+
+def leave(status: int) -> None:
+    """End the process once the cache writers still running are done. The answer is out; Python's
+    teardown would now free every module and array one by one (20-40 ms after a summary), which
+    nothing graphscope holds needs: files are closed and children reaped by then."""
+    if "graphscope.trace.cache" in sys.modules:  # a warm summary never imported it
+        sys.modules["graphscope.trace.cache"].wait_for_writers()
     os._exit(status)

@@ -115,7 +115,26 @@ def save_in_background(trace: Trace, readers: dict[str, dict[str, Any]]) -> None
             readers[key] = {**readers[key], "deferred": list(getattr(trace, key).deferred)}
     if detached(lambda: save(snapshot, readers)):
         return
-    threading.Thread(target=save, args=(snapshot, readers), name="graphscope-cache", daemon=False).start()
+    write_beside(lambda: save(snapshot, readers))
+
+
+_writers: list[threading.Thread] = []
+
+
+def write_beside(work: Any) -> None:
+    """Run a cache writer on a thread of its own that the process waits for before it exits
+    (`wait_for_writers`): a thread started from a pool thread would otherwise be a daemon, killed
+    mid-write when the window closes."""
+    writer = threading.Thread(target=work, name="graphscope-cache", daemon=False)
+    _writers[:] = [w for w in _writers if w.is_alive()]
+    _writers.append(writer)
+    writer.start()
+
+
+def wait_for_writers(timeout: float = 60.0) -> None:
+    """Let the cache writers still running finish (the command line calls this before it exits)."""
+    for writer in list(_writers):
+        writer.join(timeout)
 
 
 def detached(work: Any) -> bool:
@@ -151,7 +170,8 @@ def detached(work: Any) -> bool:
 
 
 def add_columns_in_background(entry: Path, key: str, columns: dict[str, np.ndarray]) -> None:
-    threading.Thread(target=add_columns, args=(entry, key, dict(columns)), name="graphscope-cache").start()
+    columns = dict(columns)
+    write_beside(lambda: add_columns(entry, key, columns))
 
 
 def add_columns(entry: Path, key: str, columns: dict[str, np.ndarray]) -> None:

@@ -165,7 +165,7 @@ def save_in_background(trace: Trace, parts: dict[str, Any], align_to: str | None
     if not enabled():
         return
     if not cache.detached(lambda: save(trace, parts, align_to)):
-        threading.Thread(target=save, args=(trace, parts, align_to), name="graphscope-view", daemon=False).start()
+        cache.write_beside(lambda: save(trace, parts, align_to))
 
 
 def load(trace: Trace, align_to: str | None) -> dict[str, Any] | None:

@@ -167,3 +167,30 @@ def test_a_cached_open_from_another_folder_names_the_file_as_opened_now(own_cach
     again = load_trace(Path("f.sqlite"), columns="all")  # deferred columns come from the file as named now
     assert again.path == Path("f.sqlite") and again.path.exists()
     assert len(again.kernels.grid_x) == len(again.kernels)
+
+
+def test_columns_read_on_a_pool_thread_join_the_entry_before_the_process_ends(own_cache, tmp_path):
+    """The GUI reads the remaining columns on a Qt pool thread (a daemon to Python); the writer that adds
+    them to the entry is waited for when the command ends, not killed mid-write."""
+    path = tmp_path / "f.sqlite"
+    shutil.copy(FORKJOIN, path)
+    load_trace(path)
+    entry = _written(path)
+    assert json.loads((entry / "manifest.json").read_text())["tables"]["kernels"]["deferred"]
+    script = f"""
+import threading
+from pathlib import Path
+from graphscope.cli import leave
+from graphscope.trace import load_trace
+
+trace = load_trace(Path({str(path)!r}))
+pool = threading.Thread(target=trace.kernels.load_deferred, daemon=True)
+pool.start()
+pool.join()
+leave(0)
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+    kernels = json.loads((entry / "manifest.json").read_text())["tables"]["kernels"]
+    assert kernels["deferred"] == [] and "grid_x" in kernels["columns"]
+    again = load_trace(path, columns="all")
+    assert not again.kernels.deferred and _mapped(again.kernels.grid_x)
