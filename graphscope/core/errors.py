@@ -50,3 +50,6 @@ class ToolMissingError(GraphscopeError):
 
 class Cancelled(GraphscopeError):
     """The user cancelled a long operation."""
+
+    def __init__(self, message: str = "cancelled by the user") -> None:
+        super().__init__(message)

@@ -31,4 +31,4 @@ class CancelToken:
     def check(self) -> None:
         """Raise `Cancelled` if cancellation was requested."""
         if self._event.is_set():
-            raise Cancelled("cancelled by the user")
+            raise Cancelled()

@@ -38,3 +38,16 @@ def test_a_folder_without_traces_is_one_line_in_the_status_bar(qtbot, window, tm
     window.open_ranks(empty)
     qtbot.waitUntil(lambda: "cannot analyse the ranks" in window.status_label.text(), timeout=60_000)
     assert "no traces" in window.status_label.text() and not window.rank_windows
+
+
+def test_a_cancelled_rank_job_stops_its_child_and_says_cancelled(tmp_path):
+    from graphscope.app.ranks_window import job_of_folder
+    from graphscope.core.errors import Cancelled
+    from graphscope.core.progress import CancelToken
+
+    folder = tmp_path / "job"
+    write_rank_set(folder, world=2, steps=4)
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled, match="cancelled by the user"):  # was a TypeError: 'unexpected error'
+        job_of_folder(folder, cancel=token)
