@@ -118,7 +118,7 @@ def run_gui(
     from PySide6.QtWidgets import QApplication
 
     from graphscope.app.main_window import MainWindow
-    from graphscope.app.workers import collect_garbage_on_gui_thread
+    from graphscope.app.workers import collect_garbage_on_gui_thread, hand_the_interpreter_over_quickly
     from graphscope.core.settings import asset_path
 
     if screenshot is not None:  # the offscreen plugin's notices ("no propagateSizeHints") are noise here
@@ -129,6 +129,7 @@ def run_gui(
         )
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.garbage_collector = collect_garbage_on_gui_thread()
+    hand_the_interpreter_over_quickly()
     app.setApplicationName("graphscope")
     app.setDesktopFileName("graphscope")
     app.setWindowIcon(QIcon(str(asset_path("icons/graphscope.svg"))))
