@@ -1,0 +1,137 @@
+"""Frames drawn while a file is still loading: from the first frame on, the timeline redrawn without a
+pause for `--seconds` while the panels, the remaining columns and the cache writers run beside it.
+
+Each round is a fresh process (this script again, with `--child`) with a cache state of its own:
+
+- no cache: `GRAPHSCOPE_NO_CACHE=1`, everything computed after the first frame;
+- saved view, columns to read: the file opened once before by a run that ended at its first
+  screenshot (its saved view; the columns the first frame did not need are read from the file again);
+- saved view, all columns: opened before by a session that stayed until every column was read.
+
+    QT_QPA_PLATFORM=offscreen python benchmarks/frames_while_loading.py [--kernels 10000000] [--rounds 2]
+
+Target (docs/architecture.md): no frame over 16 ms, max not median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cache_warm import wait_for_saved_view
+from synthetic_export import ensure
+
+FRAME_BUDGET_MS = 16.0
+
+
+def child(path: Path, seconds: float) -> None:
+    """One window: the file opened, frames drawn from the first one on; a JSON line of what was seen."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QThreadPool
+    from PySide6.QtWidgets import QApplication
+
+    from graphscope.app.main_window import MainWindow
+    from graphscope.app.workers import collect_garbage_on_gui_thread, hand_the_interpreter_over_quickly
+
+    app = QApplication([])
+    app.garbage_collector = collect_garbage_on_gui_thread()  # as graphscope's own start-up does
+    hand_the_interpreter_over_quickly()
+    window = MainWindow(persist=False)
+    window.resize(1600, 1000)
+    window.show()
+    app.processEvents()
+    seen: dict[str, float] = {}
+    window.timeline.first_frame.connect(lambda: seen.setdefault("first", time.perf_counter()))
+    window.loaded.connect(lambda _document: seen.setdefault("loaded", time.perf_counter()))
+    t0 = time.perf_counter()
+    window.open_path(path)
+    while "first" not in seen:
+        app.processEvents()
+        time.sleep(0.001)
+    frames = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        start = time.perf_counter()
+        window.timeline.viewport().repaint()
+        frames.append((start - t0, (time.perf_counter() - start) * 1e3))
+        app.processEvents()
+    over = [(round(at, 2), round(ms, 1)) for at, ms in frames if ms > FRAME_BUDGET_MS]
+    result = {
+        "first_frame_s": seen["first"] - t0,
+        "loaded_s": seen["loaded"] - t0 if "loaded" in seen else None,
+        "frames": len(frames),
+        "median_ms": statistics.median(ms for _, ms in frames),
+        "max_ms": max(ms for _, ms in frames),
+        "over_budget": over,
+    }
+    print(json.dumps(result), flush=True)
+    QThreadPool.globalInstance().waitForDone(120_000)  # the remaining columns join the cache entry
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernels", type=int, default=10_000_000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.seconds)
+        return
+    path = ensure(args.kernels)
+    scratch = Path(tempfile.mkdtemp(prefix="graphscope-frames-"))
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(scratch)}
+    primed = scratch / "primed"
+    screenshot = [sys.executable, "-m", "graphscope", "open", str(path), "--screenshot", str(scratch / "x.png")]
+    subprocess.run(screenshot, env={**env, "XDG_CACHE_HOME": str(primed)}, check=True, capture_output=True)
+    wait_for_saved_view(primed)
+    command = [sys.executable, __file__, "--child", str(path), "--seconds", str(args.seconds)]
+    whole = scratch / "whole"
+    shutil.copytree(primed, whole)
+    subprocess.run([*command[:-1], "1"], env={**env, "XDG_CACHE_HOME": str(whole)}, check=True, capture_output=True)
+    _wait_for_every_column(whole)
+    states = {"no cache": (primed, {"GRAPHSCOPE_NO_CACHE": "1"}), "saved view, columns to read": (primed, {})}
+    states["saved view, all columns"] = (whole, {})
+    print(f"{path.name}: frames from the first one on, {args.seconds:.0f} s, fresh processes")
+    for round_ in range(args.rounds):  # interleaved
+        for name, (cache, extra) in states.items():
+            home = scratch / "cache"
+            shutil.rmtree(home, ignore_errors=True)
+            shutil.copytree(cache, home)  # every round of a state starts from the same cache
+            environment = {**env, **extra, "XDG_CACHE_HOME": str(home)}
+            out = subprocess.run(command, env=environment, capture_output=True, text=True)
+            if out.returncode:
+                raise RuntimeError(out.stderr[-2000:])
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            over = " ".join(f"{at:.2f}s:{ms:.0f}ms" for at, ms in r["over_budget"][:8]) or "none"
+            print(
+                f"  round {round_ + 1}, {name:<27}: first frame {r['first_frame_s']:.2f} s, panels "
+                f"{r['loaded_s'] or float('nan'):.2f} s; {r['frames']} frames, median {r['median_ms']:.1f} ms, "
+                f"max {r['max_ms']:.1f} ms; over {FRAME_BUDGET_MS:.0f} ms: {over}"
+            )
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _wait_for_every_column(cache_home: Path, limit: float = 300.0) -> None:
+    """Until the trace entry holds every kernel column (the preload adds them on a thread of its own)."""
+    deadline = time.monotonic() + limit
+    while True:
+        manifests = [json.loads(m.read_text()) for m in cache_home.rglob("manifest.json")]
+        kernels = [m["tables"]["kernels"] for m in manifests if "kernels" in m.get("tables", {})]
+        if kernels and not kernels[0].get("deferred"):  # tables the file lacks keep their names deferred
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError("the remaining columns never joined the cache entry")
+        time.sleep(0.5)
+
+
+if __name__ == "__main__":
+    main()
