@@ -25,6 +25,17 @@ TORCH_MLP = DATA / "h200_torch_mlp_node.sqlite"
 
 
 @pytest.fixture
+def own_cache(tmp_path: Path, monkeypatch) -> Path:
+    """A cache folder of the test's own, caching on: the graphscope folder inside it."""
+    from graphscope.trace import cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("GRAPHSCOPE_NO_CACHE", raising=False)
+    monkeypatch.setattr(cache, "_evicted", False)
+    return tmp_path / "cache" / "graphscope"
+
+
+@pytest.fixture
 def export_copy(tmp_path: Path):
     """Copy an export into tmp_path so a test may alter it: export_copy(source) -> (path, connection)."""
     opened: list[sqlite3.Connection] = []

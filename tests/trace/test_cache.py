@@ -20,14 +20,6 @@ from tests.conftest import DATA, FORKJOIN
 KINETO = DATA / "kineto" / "h200_torch_linear_capture.json.gz"
 
 
-@pytest.fixture
-def own_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.delenv("GRAPHSCOPE_NO_CACHE", raising=False)
-    monkeypatch.setattr(cache, "_evicted", False)
-    return tmp_path / "cache" / "graphscope"
-
-
 def _written(path: Path, timeout: float = 20.0) -> Path:
     """The file's entry, once the background writer has put it in place."""
     entry = cache.entry_for(path)

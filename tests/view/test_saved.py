@@ -12,18 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphscope.trace import cache
 from graphscope.view import saved
 from graphscope.view.document import ALIGN_FOCUS, open_document
 from tests.conftest import DATA, FORKJOIN
-
-
-@pytest.fixture
-def own_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.delenv("GRAPHSCOPE_NO_CACHE", raising=False)
-    monkeypatch.setattr(cache, "_evicted", False)
-    return tmp_path / "cache" / "graphscope"
 
 
 def _saved(path: Path, align_to: str | None = None, timeout: float = 30.0) -> Path:
