@@ -4,6 +4,7 @@ pause for `--seconds` while the panels, the remaining columns and the cache writ
 Each round is a fresh process (this script again, with `--child`) with a cache state of its own:
 
 - no cache: `GRAPHSCOPE_NO_CACHE=1`, everything computed after the first frame;
+- first open: caching on, the cache empty (the entry and the saved view written beside the frames);
 - saved view, columns to read: the file opened once before by a run that ended at its first
   screenshot (its saved view; the columns the first frame did not need are read from the file again);
 - saved view, all columns: opened before by a session that stayed until every column was read.
@@ -98,19 +99,24 @@ def main() -> None:
     shutil.copytree(primed, whole)
     subprocess.run([*command[:-1], "1"], env={**env, "XDG_CACHE_HOME": str(whole)}, check=True, capture_output=True)
     _wait_for_every_column(whole)
-    states = {"no cache": (primed, {"GRAPHSCOPE_NO_CACHE": "1"}), "saved view, columns to read": (primed, {})}
+    empty = scratch / "empty"
+    empty.mkdir()
+    states = {"no cache": (primed, {"GRAPHSCOPE_NO_CACHE": "1"}), "first open": (empty, {})}
+    states["saved view, columns to read"] = (primed, {})
     states["saved view, all columns"] = (whole, {})
     print(f"{path.name}: frames from the first one on, {args.seconds:.0f} s, fresh processes")
     for round_ in range(args.rounds):  # interleaved
-        for name, (cache, extra) in states.items():
-            home = scratch / "cache"
-            shutil.rmtree(home, ignore_errors=True)
+        for number, (name, (cache, extra)) in enumerate(states.items()):
+            home = scratch / f"cache-{round_}-{number}"  # a folder a run: a first open's writers outlive it
             shutil.copytree(cache, home)  # every round of a state starts from the same cache
             environment = {**env, **extra, "XDG_CACHE_HOME": str(home)}
             out = subprocess.run(command, env=environment, capture_output=True, text=True)
             if out.returncode:
                 raise RuntimeError(out.stderr[-2000:])
             r = json.loads(out.stdout.strip().splitlines()[-1])
+            if name == "first open":
+                wait_for_saved_view(home)  # its detached writers end before the next run starts
+            shutil.rmtree(home, ignore_errors=True)
             over = " ".join(f"{at:.2f}s:{ms:.0f}ms" for at, ms in r["over_budget"][:8]) or "none"
             print(
                 f"  round {round_ + 1}, {name:<27}: first frame {r['first_frame_s']:.2f} s, panels "
