@@ -84,8 +84,8 @@ def hand_the_interpreter_over_quickly() -> None:
     """Let a thread waiting for the interpreter lock get it after 1 ms instead of 5 (call once, in the
     GUI's process). A frame takes the lock many times; while the analysis and the readers run on pool
     threads each take could wait a whole interval: at 10M + 10M, opened without the cache, the frames
-    drawn in the 8 s after the first one had a max of 69 and 110 ms at the default, 15.5 and 14.6 ms at
-    1 ms (two runs each), with the first frame and the panels no later."""
+    drawn in the 8 s after the first one had a max of 69 and 110 ms at the default, 14-27 ms at 1 ms
+    (benchmarks/frames_while_loading.py, eight runs), with the first frame and the panels no later."""
     sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 
