@@ -133,10 +133,9 @@ def build_document(
     gets every part, the panels' too, from its saved view."""
     restored = saved.load(trace, align_to) if window is None else None
     if restored is not None:
-        parts = [restored[name] for name in ("analysis", "view", "layout", "dags", "default_scope")]
-        focus = tuple(restored["focus"])
         progress(1.0, "ready")
-        return TraceDocument(trace, *parts, focus, window, align_to, restored=True)
+        parts = {**restored, "focus": tuple(restored["focus"])}
+        return TraceDocument(trace, **parts, window=window, align_to=align_to, restored=True)
     progress(0.75, "analysing launches, laying out lanes")
     if align_to == ALIGN_FOCUS:  # the lanes start where the focus does: one after the other
         analysis, default_scope, focus = _analysis_and_focus(trace, cancel)

@@ -12,7 +12,8 @@ that column, never as a copy. An entry is a folder in the trace cache's folder, 
 size, modification time), the sources of the code that computed it and the alignment asked for, so it
 shares the trace cache's switch (`--no-cache`), budget and eviction; a damaged one is removed and the
 parts computed again. Pickle can run code on load: only classes of graphscope, NumPy and plain Python
-data are accepted, from the user's own cache folder, written by graphscope.
+data (and NumPy's own functions that rebuild an array) are accepted, never another function, from the
+user's own cache folder, written by graphscope.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ PARTS = ("analysis", "default_scope", "focus", "layout", "view", "dags")
 _TABLES = (*cache.EVENT_TABLES, *cache.SMALL_TABLES)
 _ALLOWED = ("graphscope", "numpy", "pathlib", "collections")
 _ALLOWED_BUILTINS = {"set", "frozenset", "slice", "range", "complex", "bytearray", "tuple", "list", "dict"}
+_NUMPY_FUNCTIONS = {"_reconstruct", "_frombuffer", "scalar", "asarray"}  # what arrays, scalars and mapped slices pickle as
 
 
 def entry_for(path: Path, align_to: str | None) -> Path:
@@ -131,9 +133,11 @@ class _Reader(pickle.Unpickler):
 
     def find_class(self, module: str, name: str) -> Any:
         allowed = module.split(".")[0] in _ALLOWED or (module == "builtins" and name in _ALLOWED_BUILTINS)
-        if not allowed:
+        found = super().find_class(module, name) if allowed else None
+        numpy_function = module.split(".")[0] == "numpy" and name in _NUMPY_FUNCTIONS
+        if not isinstance(found, type) and not numpy_function:  # classes only: no function runs on load
             raise pickle.UnpicklingError(f"{module}.{name} is not a class a saved view holds")
-        return super().find_class(module, name)
+        return found
 
 
 def save(trace: Trace, parts: dict[str, Any], align_to: str | None) -> Path | None:

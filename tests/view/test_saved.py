@@ -96,12 +96,20 @@ def _foreign_class(entry: Path) -> None:
     (entry / "parts.pickle").write_bytes(pickle.dumps({"analysis": Foreign()}))
 
 
+def _foreign_function(entry: Path) -> None:
+    class Writes:
+        def __reduce__(self):  # a NumPy function, not a class: it would write a file on load
+            return (np.save, (str(entry.parent / "written-on-load.npy"), np.zeros(1)))
+
+    (entry / "parts.pickle").write_bytes(pickle.dumps({"analysis": Writes()}))
+
+
 def _another_version(entry: Path) -> None:
     manifest = json.loads((entry / "manifest.json").read_text())
     (entry / "manifest.json").write_text(json.dumps({**manifest, "version": saved.VERSION + 1}))
 
 
-@pytest.mark.parametrize("damage", [_damage_pickle, _damage_array, _foreign_class, _another_version])
+@pytest.mark.parametrize("damage", [_damage_pickle, _damage_array, _foreign_class, _foreign_function, _another_version])
 def test_a_damaged_or_foreign_entry_is_removed_and_the_parts_computed(own_cache, tmp_path, damage, monkeypatch):
     monkeypatch.setattr(saved, "INLINE_BYTES", 64)  # the small export's arrays get files of their own too
     path = _copy(tmp_path)
@@ -109,7 +117,7 @@ def test_a_damaged_or_foreign_entry_is_removed_and_the_parts_computed(own_cache,
     entry = _saved(path)
     damage(entry)
     second = open_document(path)
-    assert not second.restored
+    assert not second.restored and not (entry.parent / "written-on-load.npy").exists()
     _same_document(first, second)
     _saved(path)  # and saved again, whole
     assert open_document(path).restored
