@@ -39,7 +39,8 @@ PARTS = ("analysis", "default_scope", "focus", "layout", "view", "dags")
 _TABLES = (*cache.EVENT_TABLES, *cache.SMALL_TABLES)
 _ALLOWED = ("graphscope", "numpy", "pathlib", "collections")
 _ALLOWED_BUILTINS = {"set", "frozenset", "slice", "range", "complex", "bytearray", "tuple", "list", "dict"}
-_NUMPY_FUNCTIONS = {"_reconstruct", "_frombuffer", "scalar", "asarray"}  # what arrays, scalars and mapped slices pickle as
+# what arrays, scalars and slices of mapped columns pickle as
+_NUMPY_FUNCTIONS = {"_reconstruct", "_frombuffer", "scalar", "asarray"}
 
 
 def entry_for(path: Path, align_to: str | None) -> Path:
