@@ -653,6 +653,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = getattr(args, "handler", _cmd_gui)
     if getattr(args, "no_cache", False):
         os.environ[answer_cache.NO_CACHE_ENV] = "1"  # children and background loads too
+    hold = handler not in (_cmd_gui, _cmd_open)  # read once and answer: the cache is written when done
+    answer_cache.hold_writes(hold)
+    try:
+        return _answer(handler, args)
+    finally:
+        answer_cache.hold_writes(False)
+        if hold and "graphscope.trace.cache" in sys.modules:
+            sys.modules["graphscope.trace.cache"].start_held_writes()
+
+
+def _answer(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """The command's exit status; a refused input or a failure the user can act on is one line."""
     try:
         return handler(args)
     except GraphscopeError as exc:

@@ -21,8 +21,22 @@ from graphscope.core.settings import cache_dir
 NO_CACHE_ENV = "GRAPHSCOPE_NO_CACHE"
 
 
+_writes_held = False
+
+
 def enabled() -> bool:
     return os.environ.get(NO_CACHE_ENV, "") in ("", "0")
+
+
+def hold_writes(hold: bool) -> None:
+    """Whether this process holds the trace cache's writes until its command is done (trace/cache.py
+    `start_held_writes`): the command line's commands that read a file once and answer."""
+    global _writes_held
+    _writes_held = hold
+
+
+def writes_held() -> bool:
+    return _writes_held
 
 
 @functools.lru_cache(maxsize=8)

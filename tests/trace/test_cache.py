@@ -186,3 +186,28 @@ leave(0)
     assert kernels["deferred"] == [] and "grid_x" in kernels["columns"]
     again = load_trace(path, columns="all")
     assert not again.kernels.deferred and _mapped(again.kernels.grid_x)
+
+
+def test_a_command_writes_the_entry_once_its_answer_is_out(own_cache, tmp_path, monkeypatch, capsys):
+    """A summary writes its file's entry after it answered (a writer forked beside the analysis slowed the
+    cold summary), from the columns as they were read, and holds no writes once it is done."""
+    from graphscope import cli
+    from graphscope.core import answer_cache
+
+    path = tmp_path / "f.sqlite"
+    shutil.copy(FORKJOIN, path)
+    printed_when_written = []
+
+    def write_now(work) -> bool:
+        printed_when_written.append(capsys.readouterr().out)
+        work()
+        return True
+
+    monkeypatch.setattr(cache, "detached", write_now)
+    assert cli.main(["summary", "--json", str(path)]) == 0
+    assert len(printed_when_written) == 1 and json.loads(printed_when_written[0])["kernels"]["count"] > 0
+    assert not answer_cache.writes_held() and (cache.entry_for(path) / "manifest.json").exists()
+    cached = load_trace(path, columns="all")
+    assert _mapped(cached.kernels.start)
+    monkeypatch.setenv("GRAPHSCOPE_NO_CACHE", "1")
+    _same(cached, load_trace(path, columns="all"))
