@@ -36,11 +36,10 @@ FRAME_BUDGET_MS = 16.0
 def child(path: Path, seconds: float) -> None:
     """One window: the file opened, frames drawn from the first one on; a JSON line of what was seen."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QThreadPool
     from PySide6.QtWidgets import QApplication
 
     from graphscope.app.main_window import MainWindow
-    from graphscope.app.workers import collect_garbage_on_gui_thread, hand_the_interpreter_over_quickly
+    from graphscope.app.workers import collect_garbage_on_gui_thread, hand_the_interpreter_over_quickly, wait_for_tasks
 
     app = QApplication([])
     app.garbage_collector = collect_garbage_on_gui_thread()  # as graphscope's own start-up does
@@ -58,13 +57,19 @@ def child(path: Path, seconds: float) -> None:
         app.processEvents()
         time.sleep(0.001)
     frames = []
+    over = []
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
+        ran, queued = _scheduled()
         start = time.perf_counter()
         window.timeline.viewport().repaint()
-        frames.append((start - t0, (time.perf_counter() - start) * 1e3))
+        ms = (time.perf_counter() - start) * 1e3
+        frames.append((start - t0, ms))
+        if ms > FRAME_BUDGET_MS:
+            ran_after, queued_after = _scheduled()
+            where = [f"ran {(ran_after - ran) / 1e6:.0f} ms, waited for a core {(queued_after - queued) / 1e6:.0f} ms"]
+            over.append((round(start - t0, 2), round(ms, 1), where + _busy_threads()))
         app.processEvents()
-    over = [(round(at, 2), round(ms, 1)) for at, ms in frames if ms > FRAME_BUDGET_MS]
     result = {
         "first_frame_s": seen["first"] - t0,
         "loaded_s": seen["loaded"] - t0 if "loaded" in seen else None,
@@ -74,7 +79,42 @@ def child(path: Path, seconds: float) -> None:
         "over_budget": over,
     }
     print(json.dumps(result), flush=True)
-    QThreadPool.globalInstance().waitForDone(120_000)  # the remaining columns join the cache entry
+    wait_for_tasks(120_000)  # the remaining columns join the cache entry
+
+
+def _scheduled() -> tuple[int, int]:
+    """This thread's time on a core and waiting for one, in ns (Linux schedstat; zeros elsewhere): what a
+    slow frame spent neither running nor queued for a core, it spent waiting for a lock (the GIL)."""
+    try:
+        with open("/proc/thread-self/schedstat") as stat:
+            ran, queued, _ = stat.read().split()
+        return int(ran), int(queued)
+    except (OSError, ValueError):
+        return 0, 0
+
+
+def _busy_threads() -> list[str]:
+    """Where the other threads are just after a slow frame: the one that held the interpreter lock is
+    still at (or just past) the call that held it. Threads waiting on a lock or a queue are left out."""
+    import threading
+    import traceback
+
+    idle = ("threading.py", "queue.py", "thread.py", "selectors.py")
+    names = {t.ident: t.name for t in threading.enumerate()}
+    busy = []
+    for ident, frame in sys._current_frames().items():
+        if ident == threading.main_thread().ident:
+            continue
+        stack = traceback.extract_stack(frame)
+        if not stack or stack[-1].filename.endswith(idle):
+            continue
+        ours = [f for f in stack if "graphscope" in f.filename] or stack
+        top = stack[-1]
+        where = f"{Path(top.filename).name}:{top.lineno} {top.name}"
+        if ours[-1] is not top:
+            where += f" <- {Path(ours[-1].filename).name}:{ours[-1].lineno} {ours[-1].name}"
+        busy.append(f"{names.get(ident, ident)}: {where}")
+    return busy
 
 
 def main() -> None:
@@ -82,6 +122,8 @@ def main() -> None:
     parser.add_argument("--kernels", type=int, default=10_000_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--states", help="comma-separated state numbers to run (1-4, as listed above)")
+    parser.add_argument("--blame", action="store_true", help="where the other threads were after each slow frame")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -104,6 +146,9 @@ def main() -> None:
     states = {"no cache": (primed, {"GRAPHSCOPE_NO_CACHE": "1"}), "first open": (empty, {})}
     states["saved view, columns to read"] = (primed, {})
     states["saved view, all columns"] = (whole, {})
+    if args.states:
+        wanted = {int(n) - 1 for n in args.states.split(",")}
+        states = {name: state for number, (name, state) in enumerate(states.items()) if number in wanted}
     print(f"{path.name}: frames from the first one on, {args.seconds:.0f} s, fresh processes")
     for round_ in range(args.rounds):  # interleaved
         for number, (name, (cache, extra)) in enumerate(states.items()):
@@ -117,12 +162,15 @@ def main() -> None:
             if name == "first open":
                 wait_for_saved_view(home)  # its detached writers end before the next run starts
             shutil.rmtree(home, ignore_errors=True)
-            over = " ".join(f"{at:.2f}s:{ms:.0f}ms" for at, ms in r["over_budget"][:8]) or "none"
+            over = " ".join(f"{at:.2f}s:{ms:.0f}ms" for at, ms, _ in r["over_budget"][:8]) or "none"
             print(
                 f"  round {round_ + 1}, {name:<27}: first frame {r['first_frame_s']:.2f} s, panels "
                 f"{r['loaded_s'] or float('nan'):.2f} s; {r['frames']} frames, median {r['median_ms']:.1f} ms, "
                 f"max {r['max_ms']:.1f} ms; over {FRAME_BUDGET_MS:.0f} ms: {over}"
             )
+            if args.blame:
+                for at, ms, busy in r["over_budget"]:
+                    print(f"      {at:.2f}s {ms:.0f}ms: {' | '.join(busy) or 'no other thread busy'}")
     shutil.rmtree(scratch, ignore_errors=True)
 
 

@@ -76,9 +76,9 @@ def main() -> None:
     summary, first_frame = statistics.median(summaries), statistics.median(first_frames)
 
     if args.settle:
-        from PySide6.QtCore import QThreadPool
+        from graphscope.app.workers import tasks_running
 
-        while QThreadPool.globalInstance().activeThreadCount():
+        while tasks_running():
             app.processEvents()
             time.sleep(0.01)
         app.processEvents()

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QPushButton, QS
 
 from graphscope.app.report_dialog import export_report
 from graphscope.app.timeline import TimelineView
-from graphscope.app.workers import Task, start
+from graphscope.app.workers import Task, start_behind
 from graphscope.core.events import measured_range
 from graphscope.view.document import ALIGN_FOCUS, TraceDocument, open_document
 
@@ -49,7 +49,7 @@ class CompareWindow(QWidget):
             task = Task(open_document, Path(path), align_to=align)
             task.signals.finished.connect(lambda document, m=label: self._loaded(m, document))
             task.signals.failed.connect(lambda message, m=label: self.labels[m].setText(f"<b>{m}</b>: {message}"))
-            self.tasks.append(start(task))
+            self.tasks.append(start_behind(task))
         first = next(iter(self.views.values()))
         for view in list(self.views.values())[1:]:
             view.view.setXLink(first.view)

@@ -113,12 +113,12 @@ def run_gui(
     from graphscope.trace.bulk import reader_ready
 
     reader_ready()  # Qt's imports would hold the GIL against the reader's own until the read starts
-    from PySide6.QtCore import QThreadPool, QTimer, QtMsgType, qInstallMessageHandler
+    from PySide6.QtCore import QTimer, QtMsgType, qInstallMessageHandler
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
     from graphscope.app.main_window import MainWindow
-    from graphscope.app.workers import collect_garbage_on_gui_thread, hand_the_interpreter_over_quickly
+    from graphscope.app.workers import collect_garbage_on_gui_thread, hand_the_interpreter_over_quickly, wait_for_tasks
     from graphscope.core.settings import asset_path
 
     if screenshot is not None:  # the offscreen plugin's notices ("no propagateSizeHints") are noise here
@@ -174,7 +174,7 @@ def run_gui(
         window.open_path(target, early=early)
     app.exec()
     window.cancel_loading()  # background reads end before Qt objects go away
-    QThreadPool.globalInstance().waitForDone(30_000)
+    wait_for_tasks(30_000)
     return outcome["status"]
 
 
@@ -182,12 +182,16 @@ def _start_loading(path: Path) -> Future:
     """Open the document on a plain thread before Qt is even imported (the loader needs no Qt).
 
     The read starts as soon as the reader's own modules are in; the analysis and layout modules load
-    meanwhile, on the main thread (the window imports them too), instead of delaying it.
+    meanwhile, on the main thread (the window imports them too), instead of delaying it. The reader's
+    modules are imported here, before the thread starts: imported by both threads at once, the package
+    could be seen half-initialised ("cannot import name 'load_trace'", seen once the thread started a
+    moment later).
     """
+    from graphscope.core.process import lower_this_threads_priority
+    from graphscope.trace.reader import load_for_view
 
     def load():
-        from graphscope.trace.reader import load_for_view
-
+        lower_this_threads_priority()  # as the window's own loads (workers.start_behind): measured there
         trace, window = load_for_view(path)
         from graphscope.view.document import build_document
 

@@ -42,8 +42,9 @@ from graphscope.app.run_panel import RunPanel
 from graphscope.app.stats_panel import StatsPanel
 from graphscope.app.timeline import TimelineView
 from graphscope.app.tune_panel import TunePanel
-from graphscope.app.workers import Task, start
+from graphscope.app.workers import Task, start_behind
 from graphscope.core.events import NODE_WORK, Activity, index_in_graph
+from graphscope.core.progress import CancelToken, ProgressCallback
 from graphscope.graph.model import Dag
 from graphscope.view.describe import describe, describe_nodes
 from graphscope.view.document import (
@@ -289,13 +290,13 @@ class MainWindow(QMainWindow, OtherWindows):
         if early is not None:
             self.task = Task(lambda progress, cancel: early.result())
         else:
-            self.task = Task(open_document, Path(path), panels=False, window_start=window_start)
+            self.task = Task(_open_for_the_window, Path(path), window_start=window_start)
         self.task.signals.progressed.connect(self._on_progress)
         self.task.signals.finished.connect(lambda document, p=Path(path): self._on_loaded(p, document))
         self.task.signals.failed.connect(lambda message, p=Path(path): self._on_failed(p, message))
         self.task.signals.cancelled.connect(lambda: self._set_busy(False, "loading cancelled"))
         self._set_busy(True, f"opening {path}")
-        start(self.task)
+        start_behind(self.task)
 
     def cancel_loading(self) -> None:
         for task in (self.task, self.preload):
@@ -336,7 +337,7 @@ class MainWindow(QMainWindow, OtherWindows):
         self.task = Task(finish_document, document)
         self.task.signals.finished.connect(self._on_finished)
         self.task.signals.failed.connect(lambda message, p=path: self._on_failed(p, message))
-        start(self.task)
+        start_behind(self.task)
 
     def _on_finished(self, document: TraceDocument) -> None:
         """Summary, kernel table and DAGs are ready; then the remaining columns load in the background."""
@@ -348,7 +349,7 @@ class MainWindow(QMainWindow, OtherWindows):
         self.details.show_fields("Nothing selected", [("verdict", document.summary["launch"]["verdict"])])
         if self.preload is not None:
             self.preload.cancel()
-        self.preload = start(Task(load_remaining_columns, document.trace))  # details and exports need them
+        self.preload = start_behind(Task(load_remaining_columns, document.trace))  # details and exports need them
         self.loaded.emit(document)
 
     # -- windows of files too large to hold, and the scope -------------------------------------
@@ -390,7 +391,7 @@ class MainWindow(QMainWindow, OtherWindows):
         task.signals.failed.connect(lambda message: self.status_label.setText(f"cannot scope: {message}"))
         whole = "the whole window" if self.document.window else "the whole trace"
         self.scope_banner.setText(f"Scope: computing {html.escape(chosen.label if chosen else whole)}…")
-        start(task)
+        start_behind(task)
 
     def _show_view(self, view: ScopedView) -> None:
         document = self.document
@@ -522,3 +523,16 @@ def _scrolling(widget: QWidget) -> QScrollArea:
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)
     return area
+
+
+def _open_for_the_window(
+    path: Path, progress: ProgressCallback, cancel: CancelToken, window_start: int | None
+) -> TraceDocument:
+    """The document the window shows first, with the reader's modules imported before its first frame:
+    a document restored from its saved view reads its remaining columns after that frame, and importing
+    pyarrow there held the interpreter lock for 19 ms (one frame over budget; connectorx 9 ms more)."""
+    from graphscope.trace.bulk import reader_ready
+
+    document = open_document(path, progress, cancel, panels=False, window_start=window_start)
+    reader_ready()
+    return document

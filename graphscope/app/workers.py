@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from graphscope.core.errors import Cancelled, GraphscopeError
+from graphscope.core.process import lower_this_threads_priority
 from graphscope.core.progress import CancelToken
 
 
@@ -31,12 +32,15 @@ class Task(QRunnable):
         self.kwargs = kwargs
         self.token = CancelToken()
         self.signals = TaskSignals()
+        self.behind = False  # set by start_behind: runs below the GUI thread's priority
         self.setAutoDelete(False)
 
     def cancel(self) -> None:
         self.token.cancel()
 
     def run(self) -> None:
+        if self.behind:
+            lower_this_threads_priority()
         try:
             self._run()
         except RuntimeError as exc:  # the window went away first: nobody is listening any more
@@ -93,3 +97,36 @@ def start(task: Task) -> Task:
     """Queue a task on the global thread pool and return it (keep a reference until it finishes)."""
     QThreadPool.globalInstance().start(task)
     return task
+
+
+_behind_pool: QThreadPool | None = None
+
+
+def start_behind(task: Task) -> Task:
+    """Queue a task that reads or analyses an opened file on a pool of its own, whose threads run below
+    the GUI thread's priority (and so do the threads they start: connectorx's readers, cache writers).
+
+    On two cores the readers' threads took the cores from the GUI thread: at 10M + 10M the slow frames
+    drawn while the remaining columns were read spent 8-70 ms of their 17-168 ms queued for a core
+    (benchmarks/frames_while_loading.py, /proc schedstat). A pool of its own because a thread's priority,
+    once lowered, cannot be raised again, and workload children take the priority of the thread that
+    starts them: runs and tuning stay on the global pool."""
+    global _behind_pool
+    if _behind_pool is None:
+        _behind_pool = QThreadPool()
+    task.behind = True
+    _behind_pool.start(task)
+    return task
+
+
+def wait_for_tasks(milliseconds: int) -> None:
+    """Until every queued task has ended (both pools), or the time is up."""
+    QThreadPool.globalInstance().waitForDone(milliseconds)
+    if _behind_pool is not None:
+        _behind_pool.waitForDone(milliseconds)
+
+
+def tasks_running() -> int:
+    """How many tasks run now, on both pools."""
+    behind = _behind_pool.activeThreadCount() if _behind_pool is not None else 0
+    return QThreadPool.globalInstance().activeThreadCount() + behind

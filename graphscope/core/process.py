@@ -15,12 +15,16 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import threading
 
 _ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1"}
 KEEP_FREED = 128 << 20
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt parameters (malloc.h)
 _MMAP_THRESHOLD_MAX = 32 << 20  # glibc's largest on 64-bit: bigger blocks are always mapped
 _set_here: set[str] = set()
+BEHIND_NICE = 10
+"""How far below the GUI thread the reads and analyses of an opened file run (Linux nice steps: a nice 10
+thread weighs about a tenth of a nice 0 one when both want a core)."""
 
 
 def prepare() -> None:
@@ -58,3 +62,17 @@ def keep_freed_memory() -> None:
 def user_environment() -> dict[str, str]:
     """The environment as the user gave it: what `prepare` set for this process left out."""
     return {name: value for name, value in os.environ.items() if name not in _set_here}
+
+
+def lower_this_threads_priority() -> None:
+    """This thread BEHIND_NICE below the process's main thread (on Linux a nice value is a thread's own, and
+    the threads it starts inherit it); nothing where the system has no per-thread priority or refuses."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        target = min(19, os.getpriority(os.PRIO_PROCESS, os.getpid()) + BEHIND_NICE)
+        thread = threading.get_native_id()
+        if os.getpriority(os.PRIO_PROCESS, thread) < target:
+            os.setpriority(os.PRIO_PROCESS, thread, target)
+    except OSError:
+        return
