@@ -106,9 +106,7 @@ def save(trace: Trace, readers: dict[str, dict[str, Any]]) -> Path | None:
 
 
 def save_in_background(trace: Trace, readers: dict[str, dict[str, Any]]) -> None:
-    """`save` of the columns the trace holds now, beside the caller's work: in a forked process where the
-    system forks (the caller's command ends when it is done, not when the entry is: on the 1M-kernel
-    file writing it took 0.3 s against a 0.9 s summary), else in a thread the process waits for."""
+    """`save` of the columns the trace holds now, beside the caller's work (`_write_later`)."""
     snapshot = dataclasses.replace(
         trace, **{key: Table(dict(getattr(trace, key)._columns)) for key in (*EVENT_TABLES, *SMALL_TABLES)}
     )
@@ -124,13 +122,14 @@ def save_in_background(trace: Trace, readers: dict[str, dict[str, Any]]) -> None
 
 
 def _write_later(work: Callable[[], Any]) -> None:
-    """A write in a detached process now, or once the command is done where it holds its writes: a writer
-    forked while a summary's analysis ran made each page the analysis then wrote a copy-on-write fault
-    and shared the two cores with it (1M kernels: the cold summary 0.95 s against 0.78 s without the
-    cache, 8 interleaved rounds); forked once it answered, the copies never happen."""
+    """A write on a writer thread now (the window's process: forking it, 2 GB at 10M + 10M, froze its
+    frames for 20-24 ms), or in a detached process once the command is done where the process holds its
+    writes: a writer forked while a summary's analysis ran made each page the analysis then wrote a
+    copy-on-write fault and shared the two cores with it (1M kernels: the cold summary 0.95 s against
+    0.78 s without the cache, 8 interleaved rounds); forked once it answered, the copies never happen."""
     if writes_held():
         _held.append(work)
-    elif not detached(work):
+    else:
         write_beside(work)
 
 

@@ -211,3 +211,18 @@ def test_a_command_writes_the_entry_once_its_answer_is_out(own_cache, tmp_path, 
     assert _mapped(cached.kernels.start)
     monkeypatch.setenv("GRAPHSCOPE_NO_CACHE", "1")
     _same(cached, load_trace(path, columns="all"))
+
+
+def test_the_windows_process_writes_its_entry_on_a_thread_not_a_fork(own_cache, tmp_path, monkeypatch):
+    """Outside the command line (the window, a rank worker) entries are written on a writer thread: a fork
+    of the window's process froze its frames for 20-24 ms at 10M + 10M."""
+    path = tmp_path / "f.sqlite"
+    shutil.copy(FORKJOIN, path)
+
+    def no_fork(work) -> bool:
+        raise AssertionError("forked a writer")
+
+    monkeypatch.setattr(cache, "detached", no_fork)
+    load_trace(path)
+    cache.wait_for_writers()
+    assert (cache.entry_for(path) / "manifest.json").exists()
