@@ -201,10 +201,7 @@ def detached(work: Any) -> bool:
 
 def add_columns_in_background(entry: Path, key: str, columns: dict[str, np.ndarray]) -> None:
     columns = dict(columns)
-    if writes_held():
-        _held.append(lambda: add_columns(entry, key, columns))
-    else:
-        write_beside(lambda: add_columns(entry, key, columns))
+    _write_later(lambda: add_columns(entry, key, columns))
 
 
 def add_columns(entry: Path, key: str, columns: dict[str, np.ndarray]) -> None:

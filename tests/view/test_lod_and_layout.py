@@ -104,7 +104,8 @@ def test_a_name_keeps_its_colour_however_its_ids_are_spread():
     assert _color_by_name(np.array([15, 12]), KERNEL_COLORS, shuffled).tolist() == hashed([0, 3])
 
 
-def test_selection_lookup_is_built_on_first_use():
+def test_selection_lookup_is_built_on_first_use(monkeypatch):
+    monkeypatch.setenv("GRAPHSCOPE_NO_CACHE", "1")  # a layout computed here, not one another test's open saved
     layout = open_document(FORKJOIN, panels=False).layout
     assert layout._locate is None
     kernel = 0
