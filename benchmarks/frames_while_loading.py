@@ -61,13 +61,17 @@ def child(path: Path, seconds: float) -> None:
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         ran, queued = _scheduled()
+        stolen = _stolen()
         start = time.perf_counter()
         window.timeline.viewport().repaint()
         ms = (time.perf_counter() - start) * 1e3
         frames.append((start - t0, ms))
         if ms > FRAME_BUDGET_MS:
             ran_after, queued_after = _scheduled()
-            where = [f"ran {(ran_after - ran) / 1e6:.0f} ms, waited for a core {(queued_after - queued) / 1e6:.0f} ms"]
+            where = [
+                f"ran {(ran_after - ran) / 1e6:.0f} ms, waited for a core {(queued_after - queued) / 1e6:.0f} ms, "
+                f"the host took {_stolen() - stolen:.0f} ms of the machine's cores"
+            ]
             over.append((round(start - t0, 2), round(ms, 1), where + _busy_threads()))
         app.processEvents()
     result = {
@@ -91,6 +95,17 @@ def _scheduled() -> tuple[int, int]:
         return int(ran), int(queued)
     except (OSError, ValueError):
         return 0, 0
+
+
+def _stolen() -> float:
+    """Milliseconds the hypervisor ran something else while this virtual machine's cores wanted to run
+    (/proc/stat 'steal', all cores together; 0 on bare metal and elsewhere)."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = stat.readline().split()
+        return int(fields[8]) * 1000 / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def _busy_threads() -> list[str]:
