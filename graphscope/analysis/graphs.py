@@ -71,28 +71,62 @@ class GraphLaunches:
         return self.end - self.start
 
 
+def launch_parts(nodes: Table, key: np.ndarray, count: np.ndarray | None = None) -> Table:
+    """Node activities (or parts from several windows of one trace, with their `count`) grouped by
+    (launch `key`, stream): first start, last end, how many activities, and kind, source row, device and
+    node of each group's first row, groups in (key, stream) order. Parts of several windows concatenated
+    and grouped again give the parts of the whole."""
+    order = np.lexsort((nodes.stream, key))
+    k, stream = key[order], nodes.stream[order]
+    first = np.flatnonzero(np.r_[True, (k[1:] != k[:-1]) | (stream[1:] != stream[:-1])]) if len(k) else order
+    counts = np.ones(len(k), np.int64) if count is None else count[order]
+    return Table(
+        {
+            "key": k[first],
+            "stream": stream[first],
+            "start": np.minimum.reduceat(nodes.start[order], first) if len(k) else nodes.start[:0],
+            "end": np.maximum.reduceat(nodes.end[order], first) if len(k) else nodes.end[:0],
+            "count": np.add.reduceat(counts, first) if len(k) else counts,
+            **{name: nodes[name][order][first] for name in ("kind", "source_row", "device", "node")},
+        }
+    )
+
+
+def launches_of_parts(parts: Table) -> Table:
+    """Parts (`launch_parts`) gathered into launches: per key its start, end, node activities, distinct
+    streams, and the first part's kind, source row, device and graph."""
+    k = parts.key
+    first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.empty(0, np.int64)
+    return Table(
+        {
+            "key": k[first],
+            "start": np.minimum.reduceat(parts.start, first) if len(k) else parts.start,
+            "end": np.maximum.reduceat(parts.end, first) if len(k) else parts.end,
+            "nodes": np.add.reduceat(parts["count"], first) if len(k) else parts["count"],
+            "streams": np.diff(np.r_[first, len(k)]),
+            "graph_id": graph_of(parts.node[first]),
+            **{name: parts[name][first] for name in ("kind", "source_row", "device")},
+        }
+    )
+
+
 def graph_launches(trace: Trace, correlation: Correlation, nodes: Table | None = None) -> GraphLaunches:
     """Group node activities by launch (process, correlationId) and append whole-graph rows."""
     nodes = node_activities(trace) if nodes is None else nodes
     api_rows, starts, ends, counts, graph_ids, streams, devices, keys = [], [], [], [], [], [], [], []
     if len(nodes):
-        key = call_key(nodes.process, nodes.correlation)
-        order = np.lexsort((nodes.stream, key))
-        k = key[order]
-        first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
-        keys.append(k[first])
-        starts.append(np.minimum.reduceat(nodes.start[order], first))
-        ends.append(np.maximum.reduceat(nodes.end[order], first))
-        counts.append(np.diff(np.r_[first, len(k)]))
-        graph_ids.append(graph_of(nodes.node[order][first]))
-        devices.append(nodes.device[order][first])
-        stream_sorted = nodes.stream[order]
-        new_stream = np.r_[True, (k[1:] != k[:-1]) | (stream_sorted[1:] != stream_sorted[:-1])]
-        streams.append(np.add.reduceat(new_stream.astype(np.int64), first))
-        call = np.full(len(first), -1, dtype=np.int64)
+        grouped = launches_of_parts(launch_parts(nodes, call_key(nodes.process, nodes.correlation)))
+        keys.append(grouped.key)
+        starts.append(grouped.start)
+        ends.append(grouped.end)
+        counts.append(grouped.nodes)
+        graph_ids.append(grouped.graph_id)
+        devices.append(grouped.device)
+        streams.append(grouped.streams)
+        call = np.full(len(grouped), -1, dtype=np.int64)
         for kind in NODE_WORK:
-            sel = nodes.kind[order][first] == kind
-            call[sel] = correlation.api_row[kind.table][nodes.source_row[order][first][sel]]
+            sel = grouped.kind == kind
+            call[sel] = correlation.api_row[kind.table][grouped.source_row[sel]]
         api_rows.append(call)
     whole = trace.graph_launches
     if len(whole):
