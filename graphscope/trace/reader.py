@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -23,7 +24,7 @@ from graphscope.trace import cache, entities, metadata, schema
 from graphscope.trace.bulk import import_in_background, read_tables
 from graphscope.trace.database import ColumnSpec, ExportDatabase, as_int, check_regular_file, quoted
 from graphscope.trace.kineto_json import is_kineto
-from graphscope.trace.model import Trace
+from graphscope.trace.model import ExportInfo, Trace
 from graphscope.trace.window import Window, memory_budget_events, plan_window, rowid_ranges
 
 _DENSE_SLACK = 4096  # ids up to 2 x the strings + this are kept as the file's (a list with a few holes)
@@ -161,13 +162,18 @@ def _check_required(db: ExportDatabase, key: str, table: str) -> None:
         raise UnsupportedSchemaError(f"{db.path}: table {table} lacks required column(s) {', '.join(missing)}")
 
 
-def _load(
-    db: ExportDatabase,
-    progress: ProgressCallback,
-    cancel: CancelToken | None,
-    columns: Columns,
-    window: Window | None = None,
-) -> Trace:
+@dataclass
+class ExportParts:
+    """What is read of an export once, whatever part of its events is read: its description, its strings
+    and the file's table for each key of `TABLES` (None where it lacks one)."""
+
+    info: ExportInfo
+    symbols: SymbolTable
+    tables: dict[str, str | None]
+
+
+def describe_export(db: ExportDatabase) -> ExportParts:
+    """The export's description, strings and tables; raise when it is not an export or lacks a required column."""
     if not any(db.resolve_table(t) for t in (schema.RUNTIME, schema.KERNEL, schema.NVTX, "StringIds")):
         raise NotAnExportError(
             f"{db.path}: an SQLite database, but not an Nsight Systems export (no StringIds, CUDA or NVTX tables)"
@@ -179,22 +185,58 @@ def _load(
     for key, table in tables.items():
         if table is not None:
             _check_required(db, key, table)
-    eager = {key: _eager_names(key, columns) for key in TABLES}
-    requests = {key: (tables[key], {n: s for n, s in TABLES[key][1].items() if n in eager[key]}) for key in TABLES}
+    return ExportParts(info, symbols, tables)
+
+
+def _load(
+    db: ExportDatabase,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+    columns: Columns,
+    window: Window | None = None,
+) -> Trace:
+    parts = describe_export(db)
     rowids = rowid_ranges(db, window) if window is not None else None
     if window is not None:
-        info.window = window.to_json()
-        info.warnings.append(
+        parts.info.window = window.to_json()
+        parts.info.warnings.append(
             f"read a window of the file: {window.events:,} of its {window.total:,} events, from "
             f"{format_ns(window.start - window.first)} to {format_ns(window.end - window.first)} of "
             f"{format_ns(window.last - window.first)} (the whole file does not fit in memory here)"
         )
+    trace, readers = read_events(db, parts, progress, cancel, columns, rowids)
+    if window is None and cache.enabled():  # written beside the caller's own work (a forked process)
+        cache.save_in_background(trace, readers)
+    progress(1.0, "loaded")
+    return trace
+
+
+def read_events(
+    db: ExportDatabase,
+    parts: ExportParts,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    columns: Columns = None,
+    rowids: Mapping[str, tuple[int, int]] | None = None,
+    keys: Iterable[str] = TABLES,
+    lean: bool = False,
+) -> tuple[Trace, dict[str, dict]]:
+    """The events of the tables `keys` (the others empty), or of their rows in `rowids` ({key: (low, high)}),
+    as a `Trace`; and for each table how it was read (the cache keeps it). `lean`: read with `sqlite3` alone
+    (`bulk.read_tables`)."""
+    info, symbols = parts.info, parts.symbols
+    wanted = set(keys)
+    tables = {key: table if key in wanted else None for key, table in parts.tables.items()}
+    eager = {key: _eager_names(key, columns) for key in TABLES}
+    requests = {key: (tables[key], {n: s for n, s in TABLES[key][1].items() if n in eager[key]}) for key in TABLES}
 
     def finish(key: str, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        _translate_names(key, columns, symbols, info.warnings)
+        translate_names(key, columns, symbols, info.warnings)
         return columns if key == "nvtx" else schema.narrow_ids(columns)  # NVTX text is interned below
 
-    reads = read_tables(db, requests, cancel, lambda f, m: progress(0.05 + 0.8 * f, m), rowids=rowids, finish=finish)
+    reads = read_tables(
+        db, requests, cancel, lambda f, m: progress(0.05 + 0.8 * f, m), rowids=rowids, finish=finish, lean=lean
+    )
     for read in reads.values():
         info.warnings.extend(w for w in read.warnings if w not in info.warnings)
     raw = {key: reads.pop(key).columns for key in list(reads)}
@@ -202,8 +244,8 @@ def _load(
 
     keep: dict[str, np.ndarray | None] = dict.fromkeys(TABLES)
     backtrace = raw["api"]["event_class"] == schema.BACKTRACE_EVENT_CLASS
-    info.backtrace_duplicates = int(backtrace.sum())
-    if info.backtrace_duplicates:
+    info.backtrace_duplicates += int(backtrace.sum())
+    if backtrace.any():
         keep["api"] = ~backtrace
         raw["api"] = {name: column[~backtrace] for name, column in raw["api"].items()}
     _attach_nvtx_text(db, tables["nvtx"], raw["nvtx"], symbols)  # interns strings: ids may grow
@@ -248,10 +290,7 @@ def _load(
     )
     info.graph_trace_mode = metadata.infer_graph_mode(trace)
     metadata.describe_contents(db, trace)
-    if window is None and cache.enabled():  # written beside the caller's own work (a forked process)
-        cache.save_in_background(trace, {k: {"table": tables[k], "keep": keep[k], "order": order[k]} for k in TABLES})
-    progress(1.0, "loaded")
-    return trace
+    return trace, {k: {"table": tables[k], "keep": keep[k], "order": order[k]} for k in TABLES}
 
 
 def _deferred(
@@ -275,7 +314,7 @@ def _deferred(
         warnings.extend(w for w in read.warnings if w not in warnings)
         columns = read.columns
         if symbols is not None:
-            _translate_names(key, columns, symbols, warnings)
+            translate_names(key, columns, symbols, warnings)
         if keep is not None:
             columns = {name: array[keep] for name, array in columns.items()}
         if order is not None:
@@ -288,7 +327,7 @@ def _deferred(
     return Deferred(tuple(specs), load)
 
 
-def _translate_names(key: str, columns: dict[str, np.ndarray], symbols: SymbolTable, warnings: list[str]) -> None:
+def translate_names(key: str, columns: dict[str, np.ndarray], symbols: SymbolTable, warnings: list[str]) -> None:
     """Name columns from the file's StringIds ids to the symbol table's (a no-op for dense ids)."""
     if symbols.file_ids is None:
         return

@@ -134,3 +134,40 @@ def rowid_ranges(db: ExportDatabase, window: Window) -> dict[str, tuple[int, int
     return {
         key: (rowid_at(db, table, window.start), rowid_at(db, table, window.end)) for key, table in _tables(db).items()
     }
+
+
+def consecutive_windows(db: ExportDatabase, max_events: int) -> list[dict[str, tuple[int, int]]] | None:
+    """Rowid ranges ({key: (low, high)}) of consecutive windows of time that together hold every row of every
+    activity table exactly once, each about `max_events` events; one window when the file holds no more.
+    None when an activity table cannot be windowed (no rowid alias, or no start column).
+
+    Window edges are times found from a sample of each table's starts (one b-tree lookup every
+    max_events / 4 rows); each edge becomes a rowid by binary search, so rows out of start order (a
+    renumbered file) still fall in exactly one window, and the first and last windows reach the tables' ends.
+    """
+    tables = _tables(db)
+    if any(db.resolve_table(name) and key not in tables for key, name in WINDOWED.items()):
+        return None
+    bounds = {key: b for key, table in tables.items() if (b := _bounds(db, table)) is not None}
+    if sum(high - low + 1 for low, high in bounds.values()) <= max_events:  # rowid spans: at least the rows
+        return [{key: (low, high + 1) for key, (low, high) in bounds.items()}]
+    step = max(1, max_events // 4)
+    samples = []
+    for key, (low, high) in bounds.items():
+        for rowid in range(low, high + 1, step):
+            start = _start_at(db, tables[key], rowid)
+            if start is not None:
+                samples.append(start)
+    samples.sort()
+    per_window = max(1, max_events // step)  # samples a window holds, each standing for `step` rows
+    edges = sorted(set(samples[per_window::per_window]))
+    ranges = []
+    opening = {key: low for key, (low, _) in bounds.items()}
+    for edge in [*edges, None]:
+        closing = {
+            key: bounds[key][1] + 1 if edge is None else max(opening[key], rowid_at(db, tables[key], edge))
+            for key in bounds
+        }
+        ranges.append({key: (opening[key], closing[key]) for key in bounds})
+        opening = closing
+    return ranges
