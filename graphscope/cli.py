@@ -602,14 +602,25 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from graphscope.analysis.summary import analyze
     from graphscope.core.errors import BadInputError
     from graphscope.report.perfetto import write_perfetto
-    from graphscope.trace import load_trace
+    from graphscope.trace import cache, load_trace
+    from graphscope.trace.kineto_json import is_kineto
 
     if not args.output.name.lower().endswith((".json", ".json.gz")):
         raise BadInputError(f"{args.output}: the export is trace-event JSON; name a .json (or .json.gz) file")
     if not args.output.parent.is_dir():
         raise BadInputError(f"{args.output}: the folder {args.output.parent} does not exist")
-    trace = load_trace(args.file)
-    counts = write_perfetto(trace, analyze(trace), args.output)
+    source, counts = args.file, None
+    if source.suffix == ".nsys-rep":
+        from graphscope.trace.nsysrep import export_to_sqlite
+
+        source = export_to_sqlite(source)
+    if not is_kineto(source) and cache.open_entry(source) is None:  # an export read from its file: by windows
+        from graphscope.report.perfetto_stream import export_perfetto
+
+        counts = export_perfetto(source, args.output)
+    if counts is None:  # a PyTorch-profiler trace, an export the cache holds, or one that has no windows
+        trace = load_trace(source)
+        counts = write_perfetto(trace, analyze(trace), args.output)
     print(
         f"wrote {args.output}: {counts['slices']:,} slices ({counts['graph_launches']:,} graph launches), "
         f"{counts['flows']:,} launch flows "

@@ -1,0 +1,127 @@
+"""The Perfetto export of an export read a window of time at a time (report/perfetto_stream.py): the same
+events as the export of the trace held whole (report/perfetto.py), whatever the windows cut through."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from graphscope.analysis.summary import analyze
+from graphscope.cli import main
+from graphscope.report import perfetto_stream
+from graphscope.report.perfetto import write_perfetto
+from graphscope.trace import load_trace
+from tests import mutations
+from tests.conftest import DATA, FORKJOIN, H200_GRAPH, H200_NODE, TORCH_MLP
+
+KERNELS, RUNTIME = "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"
+
+
+def events(path: Path) -> list[dict]:
+    return json.loads(path.read_text())["traceEvents"]
+
+
+def whole_export(source: Path, target: Path) -> list[dict]:
+    trace = load_trace(source)
+    write_perfetto(trace, analyze(trace), target)
+    return events(target)
+
+
+def without_ids(found: list[dict]) -> Counter:
+    """Every event but its flow id (each writer names flows its own way)."""
+    return Counter(json.dumps({k: v for k, v in e.items() if k != "id"}, sort_keys=True) for e in found)
+
+
+def flows(found: list[dict]) -> Counter:
+    """Each flow as its start and end (phase, track, time), whatever its id."""
+    by_id = defaultdict(list)
+    for e in found:
+        if e["ph"] in ("s", "f"):
+            by_id[e["id"]].append((e["ph"], e["pid"], e["tid"], e["ts"]))
+    return Counter(tuple(sorted(pair)) for pair in by_id.values())
+
+
+def in_time_order(found: list[dict]) -> bool:
+    last: dict[tuple, float] = {}
+    for e in found:
+        if e["ph"] != "M":
+            if e["ts"] < last.get((e["pid"], e["tid"]), float("-inf")):
+                return False
+            last[(e["pid"], e["tid"])] = e["ts"]
+    return True
+
+
+@pytest.mark.parametrize(
+    "source",
+    [H200_NODE, H200_GRAPH, FORKJOIN, TORCH_MLP, DATA / "PolPuigPuy__OpenACC_Project_PolPuig__report2.sqlite"],
+    ids=lambda p: p.stem[:24],
+)
+@pytest.mark.parametrize("window", [700, 100_000])
+def test_streamed_export_writes_the_events_of_the_whole_trace(tmp_path, monkeypatch, source, window):
+    """700 events a window cut the node traces' 1000-node graph launches, and their launches' flows, in two."""
+    monkeypatch.setattr(perfetto_stream, "EVENTS_PER_WINDOW", window)
+    whole = whole_export(source, tmp_path / "whole.json")
+    counts = perfetto_stream.export_perfetto(source, tmp_path / "streamed.json")
+    streamed = events(tmp_path / "streamed.json")
+    assert without_ids(streamed) == without_ids(whole)
+    assert flows(streamed) == flows(whole)
+    assert all(len(pair) == 2 for pair in flows(streamed))
+    assert in_time_order(streamed)
+    assert counts["slices"] == sum(e["ph"] == "X" for e in streamed)
+    assert counts["flows"] == sum(e["ph"] == "f" for e in streamed)
+
+
+def test_rows_out_of_start_order_are_each_written_once(tmp_path, monkeypatch, export_copy):
+    """A file whose rows were written back in random order (rowids no longer follow time): windows found by
+    binary search over its rowids still hold every row once."""
+    path, conn = export_copy(H200_NODE)
+    for table in (KERNELS, RUNTIME):
+        conn.execute(f'CREATE TABLE "shuffled" AS SELECT * FROM "{table}" ORDER BY random()')
+        conn.execute(f'DELETE FROM "{table}"')
+        conn.execute(f'INSERT INTO "{table}" SELECT * FROM "shuffled"')
+        conn.execute('DROP TABLE "shuffled"')
+    conn.commit()
+    monkeypatch.setattr(perfetto_stream, "EVENTS_PER_WINDOW", 2000)
+    whole = whole_export(path, tmp_path / "whole.json")
+    perfetto_stream.export_perfetto(path, tmp_path / "streamed.json")
+    streamed = events(tmp_path / "streamed.json")
+    assert without_ids(streamed) == without_ids(whole)
+    assert flows(streamed) == flows(whole)
+
+
+def test_a_table_without_rowids_is_exported_whole(tmp_path, export_copy):
+    path, conn = export_copy(FORKJOIN)
+    mutations.without_rowid(KERNELS).apply(conn)
+    conn.commit()
+    assert perfetto_stream.export_perfetto(path, tmp_path / "none.json") is None
+    assert not (tmp_path / "none.json").exists()
+    assert main(["export", "--no-cache", str(path), "-o", str(tmp_path / "t.json")]) == 0
+    assert without_ids(events(tmp_path / "t.json")) == without_ids(whole_export(FORKJOIN, tmp_path / "w.json"))
+
+
+def test_a_cached_export_is_exported_from_its_cache(tmp_path, own_cache, monkeypatch):
+    """Its columns are mapped already: read whole from the cache, never from the file again."""
+    from graphscope.trace import cache
+
+    load_trace(FORKJOIN)
+    cache.wait_for_writers()
+    assert cache.open_entry(FORKJOIN) is not None
+    monkeypatch.setattr(perfetto_stream, "export_perfetto", lambda *a: pytest.fail("read the file by windows"))
+    assert main(["export", str(FORKJOIN), "-o", str(tmp_path / "t.json")]) == 0
+    assert without_ids(events(tmp_path / "t.json")) == without_ids(whole_export(FORKJOIN, tmp_path / "w.json"))
+
+
+def test_streamed_export_loads_neither_connectorx_nor_pyarrow(tmp_path):
+    """What keeps its memory under a plain writer's: 44 MB of libraries it has no use for at a window's size."""
+    script = (
+        "import sys\nfrom graphscope.cli import main\n"
+        f"assert main(['export', '--no-cache', {str(H200_NODE)!r}, '-o', {str(tmp_path / 't.json')!r}]) == 0\n"
+        "print(sorted(m for m in ('connectorx', 'pyarrow') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
