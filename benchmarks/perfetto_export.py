@@ -1,8 +1,9 @@
 """`graphscope export FILE -o trace.json` (Perfetto) against a plain writer of the same JSON
 (benchmarks/plain_perfetto_writer.py: SQLite rows streamed, one json.dumps per event), and `.json.gz`.
 
-Fresh processes, interleaved rounds, `--no-cache` (each reads its file, as a first export does); seconds
-and peak resident memory of each process (wait4's ru_maxrss), and the output's size.
+Fresh processes, interleaved rounds, `--no-cache` (each reads its file, as a first export does), each
+started after the host took back what the previous one freed (host_memory.settle); seconds and peak
+resident memory of each process (wait4's ru_maxrss), and the output's size.
 
     python benchmarks/perfetto_export.py [--kernels 1000000] [--rounds 3]
 
@@ -17,6 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from host_memory import settle
 from ingest_floor import timed
 from synthetic_export import ensure
 
@@ -27,6 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--settle", type=float, default=3.0, help="seconds between runs")
     args = parser.parse_args()
     path = ensure(args.kernels)
     with tempfile.TemporaryDirectory() as tmp:
@@ -41,6 +44,7 @@ def main() -> None:
         seen: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         for _ in range(args.rounds):  # interleaved, so machine noise hits every case
             for name, command in cases.items():
+                settle(args.settle)
                 seen[name].append(timed(command))
         sizes = {name: output.stat().st_size / 1e6 for name, output in zip(cases, outputs.values())}
     print(f"{path.name}: medians of {args.rounds} interleaved rounds, fresh processes")
