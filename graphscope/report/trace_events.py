@@ -128,22 +128,17 @@ class EventWriter:
             self.lines(lines)
             self.counts["slices"] += rows.stop - rows.start
 
-    def nvtx_ranges(self, symbols: SymbolTable, text: np.ndarray, pid: np.ndarray, tid: np.ndarray, ts, dur) -> None:
-        """NVTX ranges (text ids, OS pid and tid, start and duration in ns from the origin)."""
+    def nvtx_ranges(
+        self, symbols: SymbolTable, text: np.ndarray, pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray
+    ) -> None:
+        """NVTX ranges (text ids, OS pid and tid, start and duration in ns from the origin) on their threads'
+        NVTX tracks."""
         for rows in _chunks(len(text)):
-            tracks = (tid[rows] + NVTX_TID_OFFSET).tolist()
+            tracks = (tid[rows].astype(np.int64) + NVTX_TID_OFFSET).tolist()
             columns = (text[rows].tolist(), pid[rows].tolist(), tracks, _us(ts[rows]), _us(dur[rows]))
             self.events(
-                {
-                    "ph": "X",
-                    "cat": "nvtx",
-                    "name": elide(symbols.name(t), 500),
-                    "pid": p,
-                    "tid": thr,
-                    "ts": ts,
-                    "dur": d,
-                }
-                for t, p, thr, ts, d in zip(*columns)
+                {"ph": "X", "cat": "nvtx", "name": elide(symbols.name(t), 500), "pid": p, "tid": k, "ts": at, "dur": d}
+                for t, p, k, at, d in zip(*columns)
             )
             self.counts["slices"] += rows.stop - rows.start
 

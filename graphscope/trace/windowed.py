@@ -19,7 +19,7 @@ import numpy as np
 from graphscope.core.events import GPU_WORK
 from graphscope.core.table import Table
 from graphscope.trace import entities
-from graphscope.trace.bulk import read_tables
+from graphscope.trace.bulk import read_tables, resolve_sources
 from graphscope.trace.database import ExportDatabase, check_regular_file, quoted
 from graphscope.trace.model import GpuInfo, Trace
 from graphscope.trace.reader import TABLES, describe_export, read_events, translate_names
@@ -57,14 +57,22 @@ class WindowedExport:
     def origin(self) -> int:
         """The first start of any event of the file (0 for a file without events): the time every window's
         timestamps count from, as `Trace.span` does for a whole trace."""
-        starts = []
-        for key in (*ACTIVITY_KEYS, "nvtx"):
-            table = self.parts.tables.get(key)
-            if table is not None and (column := self._db.column(table, "start")):
-                value = self._db.query(f"SELECT min({quoted(column)}) FROM {quoted(table)}")[0][0]
-                if isinstance(value, int):
-                    starts.append(value)
-        return min(starts, default=0)
+        starts = [self._extreme(key, "start", "min") for key in (*ACTIVITY_KEYS, "nvtx")]
+        return min((start for start in starts if start is not None), default=0)
+
+    def largest(self, key: str, name: str) -> int | None:
+        """The largest value of a column (`TABLES`' name) of one table; None when it has none."""
+        return self._extreme(key, name, "max")
+
+    def _extreme(self, key: str, name: str, which: str) -> int | None:
+        table = self.parts.tables.get(key)
+        if table is None:
+            return None
+        column = resolve_sources(self._db, table, {name: TABLES[key][1][name]})[name]
+        if column is None:
+            return None
+        value = self._db.query(f"SELECT {which}({quoted(column)}) FROM {quoted(table)}")[0][0]
+        return value if isinstance(value, int) else None
 
     def columns(self, key: str, names: Iterable[str]) -> Iterator[dict[str, np.ndarray]]:
         """Window by window, some columns of one table as the file holds them (string ids translated to the

@@ -94,6 +94,43 @@ def test_rows_out_of_start_order_are_each_written_once(tmp_path, monkeypatch, ex
     assert flows(streamed) == flows(whole)
 
 
+WORK_AND_CALLS = {KERNELS: "globalPid", "CUPTI_ACTIVITY_KIND_MEMCPY": "globalPid", "CUPTI_ACTIVITY_KIND_MEMSET":
+                  "globalPid", RUNTIME: "globalTid"}  # fmt: skip
+
+
+def same_as_whole(tmp_path: Path, path: Path) -> None:
+    whole = whole_export(path, tmp_path / "whole.json")
+    perfetto_stream.export_perfetto(path, tmp_path / "streamed.json")
+    streamed = events(tmp_path / "streamed.json")
+    assert without_ids(streamed) == without_ids(whole)
+    assert flows(streamed) == flows(whole) and len(flows(streamed)) > 20
+    assert all(len(pair) == 2 for pair in flows(streamed))
+
+
+def test_a_second_process_with_the_same_correlation_ids_gets_flows_of_its_own(tmp_path, monkeypatch, export_copy):
+    """Two processes count their correlation ids from 1 alike: a flow joins a call to work of its own process."""
+    path, conn = export_copy(FORKJOIN)
+    for table, owner in WORK_AND_CALLS.items():
+        conn.execute(f'CREATE TABLE "twin" AS SELECT * FROM "{table}"')
+        conn.execute(f'UPDATE "twin" SET "{owner}" = "{owner}" + (1 << 24), start = start + 3000, "end" = "end" + 3000')
+        conn.execute(f'INSERT INTO "{table}" SELECT * FROM "twin" ORDER BY start')
+        conn.execute('DROP TABLE "twin"')
+    conn.commit()
+    monkeypatch.setattr(perfetto_stream, "EVENTS_PER_WINDOW", 100)
+    same_as_whole(tmp_path, path)
+    assert len({e["pid"] for e in events(tmp_path / "streamed.json") if e.get("cat") == "cuda_api"}) == 2
+
+
+def test_correlation_ids_far_apart_are_kept_by_rank(tmp_path, monkeypatch, export_copy):
+    """Ids no byte-per-id table could hold (a renumbered file): the flows are the same."""
+    path, conn = export_copy(FORKJOIN)
+    for table in WORK_AND_CALLS:
+        conn.execute(f'UPDATE "{table}" SET correlationId = correlationId * 1000003 WHERE correlationId IS NOT NULL')
+    conn.commit()
+    monkeypatch.setattr(perfetto_stream, "EVENTS_PER_WINDOW", 100)
+    same_as_whole(tmp_path, path)
+
+
 def test_a_table_without_rowids_is_exported_whole(tmp_path, export_copy):
     path, conn = export_copy(FORKJOIN)
     mutations.without_rowid(KERNELS).apply(conn)
