@@ -131,6 +131,29 @@ def test_correlation_ids_far_apart_are_kept_by_rank(tmp_path, monkeypatch, expor
     same_as_whole(tmp_path, path)
 
 
+@pytest.mark.parametrize(
+    "mutation",
+    [
+        mutations.delete_rows(KERNELS, 3),
+        mutations.delete_rows(RUNTIME, 5),
+        mutations.set_rowid(KERNELS, 10**9),
+        mutations.sparse_string_ids(1009),
+        mutations.shift_string_ids(7),
+    ],
+    ids=str,
+)
+def test_trimmed_and_renumbered_exports_stream_as_they_read_whole(tmp_path, monkeypatch, export_copy, mutation):
+    path, conn = export_copy(H200_NODE)
+    mutation.apply(conn)
+    conn.commit()
+    monkeypatch.setattr(perfetto_stream, "EVENTS_PER_WINDOW", 1500)
+    whole = whole_export(path, tmp_path / "whole.json")
+    perfetto_stream.export_perfetto(path, tmp_path / "streamed.json")
+    streamed = events(tmp_path / "streamed.json")
+    assert without_ids(streamed) == without_ids(whole)
+    assert flows(streamed) == flows(whole)
+
+
 def test_a_table_without_rowids_is_exported_whole(tmp_path, export_copy):
     path, conn = export_copy(FORKJOIN)
     mutations.without_rowid(KERNELS).apply(conn)
