@@ -39,6 +39,13 @@ class _Process:
         self.flags = np.zeros(size, np.uint8)
         self.first_start: np.ndarray | None = None
 
+    def grow(self, size: int) -> None:
+        """Room for ids below `size` (the flags indexed by id; at least doubled when they grow)."""
+        if size > len(self.flags):
+            grown = np.zeros(max(size, 2 * len(self.flags)), np.uint8)
+            grown[: len(self.flags)] = self.flags
+            self.flags = grown
+
     def slots(self, correlation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The slots of the ids it holds, and which of `correlation` those are."""
         if self.ids is None:
@@ -62,7 +69,7 @@ class FlowKeys:
         self.global_tids: set[int] = set()
         self.global_pids: set[int] = set()
         self.streams: dict[int, set[int]] = defaultdict(set)
-        rows = sum(high - low for ranges in source.windows or [] for key, (low, high) in ranges.items() if key != "api")
+        rows = sum(count for key, count in source.rows.items() if key in WORK_TABLES)
         found = [value for table in WORK_TABLES if (value := source.largest(table, "correlation")) is not None]
         largest = max(found, default=-1)
         dense = largest < DENSE_SLACK * rows + DENSE_EXTRA
@@ -78,8 +85,9 @@ class FlowKeys:
                 for number, rows in self._by_process(columns["global_pid"]):
                     correlation = columns["correlation"][rows]
                     correlation = correlation[correlation >= 0]
-                    if dense:
-                        process = self._processes.setdefault(number, _Process(largest + 1))
+                    if dense and len(correlation):
+                        process = self._processes.setdefault(number, _Process(0))
+                        process.grow(int(correlation.max()) + 1)
                         process.flags[correlation] |= WORKED
                     else:
                         sparse[number].append(correlation)

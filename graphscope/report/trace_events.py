@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
@@ -36,16 +37,22 @@ NO_FLOW = -1
 @contextlib.contextmanager
 def output(path: Path) -> Iterator[TextIO]:
     """The file to write, gzip-compressed when its name ends in .gz (Perfetto UI opens .json.gz); one
-    line's error when it cannot be written."""
+    line's error when it cannot be written. It is written beside its name and takes it only once whole:
+    an export that fails halfway (a file damaged past its first windows) leaves no half a trace behind."""
+    partial = path.with_name(f".{path.name}.partial")
     try:
-        if path.name.endswith(".gz"):
-            with gzip.open(path, "wt", encoding="utf-8", compresslevel=3) as out:
-                yield out
-        else:
-            with open(path, "w", encoding="utf-8", buffering=1 << 20) as out:
-                yield out
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot write ({exc.strerror})") from None
+        try:
+            if path.name.endswith(".gz"):
+                with gzip.open(partial, "wt", encoding="utf-8", compresslevel=3) as out:
+                    yield out
+            else:
+                with open(partial, "w", encoding="utf-8", buffering=1 << 20) as out:
+                    yield out
+            os.replace(partial, path)
+        except OSError as exc:
+            raise BadInputError(f"{path}: cannot write ({exc.strerror})") from None
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 class EventWriter:

@@ -136,25 +136,30 @@ def rowid_ranges(db: ExportDatabase, window: Window) -> dict[str, tuple[int, int
     }
 
 
-def consecutive_windows(db: ExportDatabase, max_events: int) -> list[dict[str, tuple[int, int]]] | None:
+def consecutive_windows(
+    db: ExportDatabase, max_events: int
+) -> tuple[list[dict[str, tuple[int, int]]], dict[str, int]] | None:
     """Rowid ranges ({key: (low, high)}) of consecutive windows of time that together hold every row of every
-    activity table exactly once, each about `max_events` events; one window when the file holds no more.
-    None when an activity table cannot be windowed (no rowid alias, or no start column).
+    activity table exactly once, each about `max_events` events (one window when the file holds no more),
+    and each table's row count. None when an activity table cannot be windowed (no rowid alias, or no
+    start column).
 
     Window edges are times found from a sample of each table's starts (one b-tree lookup every
-    max_events / 4 rows); each edge becomes a rowid by binary search, so rows out of start order (a
-    renumbered file) still fall in exactly one window, and the first and last windows reach the tables' ends.
+    max_events / 4 rows; in a table whose rowids have gaps, the sampled rowids come from one scan); each
+    edge becomes a rowid by binary search, so rows out of start order (a renumbered file) still fall in
+    exactly one window, and the first and last windows reach the tables' ends.
     """
     tables = _tables(db)
     if any(db.resolve_table(name) and key not in tables for key, name in WINDOWED.items()):
         return None
     bounds = {key: b for key, table in tables.items() if (b := _bounds(db, table)) is not None}
-    if sum(high - low + 1 for low, high in bounds.values()) <= max_events:  # rowid spans: at least the rows
-        return [{key: (low, high + 1) for key, (low, high) in bounds.items()}]
+    rows = {key: db.row_count(tables[key]) for key in bounds}
+    if sum(rows.values()) <= max_events:
+        return [{key: (low, high + 1) for key, (low, high) in bounds.items()}], rows
     step = max(1, max_events // 4)
     samples = []
     for key, (low, high) in bounds.items():
-        for rowid in range(low, high + 1, step):
+        for rowid in _every_nth_rowid(db, tables[key], low, high, rows[key], step):
             start = _start_at(db, tables[key], rowid)
             if start is not None:
                 samples.append(start)
@@ -170,4 +175,17 @@ def consecutive_windows(db: ExportDatabase, max_events: int) -> list[dict[str, t
         }
         ranges.append({key: (opening[key], closing[key]) for key in bounds})
         opening = closing
-    return ranges
+    return ranges, rows
+
+
+def _every_nth_rowid(db: ExportDatabase, table: str, low: int, high: int, rows: int, step: int) -> list[int]:
+    """Every `step`-th rowid of a table: by arithmetic where its rowids are dense (the usual), else found in
+    one scan (rows deleted, or a rowid far from the others)."""
+    if high - low + 1 <= 2 * rows + 4096:
+        return list(range(low, high + 1, step))
+    alias = db.rowid_alias(table)
+    found = db.query(
+        f"SELECT r FROM (SELECT {alias} AS r, row_number() OVER (ORDER BY {alias}) AS n FROM {quoted(table)}) "
+        f"WHERE (n - 1) % {int(step)} = 0"
+    )
+    return [int(r[0]) for r in found]

@@ -30,8 +30,9 @@ ACTIVITY_KEYS = ("api", *(kind.table for kind in GPU_WORK))
 
 
 class WindowedExport:
-    """An export opened for reading by windows: `windows` is None when one of its activity tables cannot be
-    windowed (a table without rowids, or without starts); such a file is read whole instead."""
+    """An export opened for reading by windows (`windows`: each window's rowid ranges, `rows`: each activity
+    table's row count). `windows` is None when one of its activity tables cannot be windowed (a table
+    without rowids, or without starts); such a file is read whole instead."""
 
     def __init__(self, path: str | os.PathLike[str], events_per_window: int) -> None:
         self.path = Path(path)
@@ -39,7 +40,8 @@ class WindowedExport:
         self._db = ExportDatabase(self.path)
         try:
             self.parts = describe_export(self._db)
-            self.windows = consecutive_windows(self._db, events_per_window)
+            planned = consecutive_windows(self._db, events_per_window)
+            self.windows, self.rows = planned if planned is not None else (None, {})
         except BaseException:
             self._db.close()
             raise

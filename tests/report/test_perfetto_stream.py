@@ -13,6 +13,7 @@ import pytest
 
 from graphscope.analysis.summary import analyze
 from graphscope.cli import main
+from graphscope.core.errors import NotAnExportError
 from graphscope.report import perfetto_stream
 from graphscope.report.perfetto import write_perfetto
 from graphscope.trace import load_trace
@@ -185,3 +186,21 @@ def test_streamed_export_loads_neither_connectorx_nor_pyarrow(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_an_export_that_fails_halfway_leaves_nothing_behind(tmp_path, monkeypatch):
+    """A file damaged past its first windows: one line, exit 2, and the user's older file where it was."""
+    target = tmp_path / "t.json"
+    target.write_text("the user's older export")
+    monkeypatch.setattr(perfetto_stream, "EVENTS_PER_WINDOW", 1000)
+    read = perfetto_stream.WindowedExport.traces
+
+    def damaged_after_two_windows(self):
+        for number, trace in enumerate(read(self)):
+            if number == 2:
+                raise NotAnExportError(f"{H200_NODE}: the file is damaged (database disk image is malformed)")
+            yield trace
+
+    monkeypatch.setattr(perfetto_stream.WindowedExport, "traces", damaged_after_two_windows)
+    assert main(["export", "--no-cache", str(H200_NODE), "-o", str(target)]) == 2
+    assert target.read_text() == "the user's older export" and [p.name for p in tmp_path.iterdir()] == ["t.json"]
