@@ -70,10 +70,8 @@ class FlowKeys:
         self.global_pids: set[int] = set()
         self.streams: dict[int, set[int]] = defaultdict(set)
         rows = sum(count for key, count in source.rows.items() if key in WORK_TABLES)
-        found = [value for table in WORK_TABLES if (value := source.largest(table, "correlation")) is not None]
-        largest = max(found, default=-1)
-        dense = largest < DENSE_SLACK * rows + DENSE_EXTRA
-        sparse: dict[int, list[np.ndarray]] = defaultdict(list)
+        limit = DENSE_SLACK * rows + DENSE_EXTRA  # ids a process's flags may be indexed by
+        sparse: dict[int, list[np.ndarray]] = defaultdict(list)  # processes whose ids reach past it
         in_order = True
         for table in WORK_TABLES:
             last = np.iinfo(np.int64).min
@@ -85,17 +83,21 @@ class FlowKeys:
                 for number, rows in self._by_process(columns["global_pid"]):
                     correlation = columns["correlation"][rows]
                     correlation = correlation[correlation >= 0]
-                    if dense and len(correlation):
+                    if not len(correlation):
+                        continue
+                    if number not in sparse and int(correlation.max()) < limit:
                         process = self._processes.setdefault(number, _Process(0))
                         process.grow(int(correlation.max()) + 1)
                         process.flags[correlation] |= WORKED
-                    else:
-                        sparse[number].append(correlation)
+                        continue
+                    if number in self._processes:  # its ids so far, by rank from now on
+                        sparse[number].append(np.flatnonzero(self._processes.pop(number).flags & WORKED))
+                    sparse[number].append(correlation.astype(np.int64))
                 start = columns["start"]
                 in_order = in_order and bool(len(start) == 0 or (start[0] >= last and np.all(start[1:] >= start[:-1])))
                 last = int(start[-1]) if len(start) else last
         for number, parts in sparse.items():
-            ids = np.unique(np.concatenate(parts).astype(np.int64))
+            ids = np.unique(np.concatenate(parts))
             self._processes[number] = _Process(len(ids), ids)
             self._processes[number].flags[:] = WORKED
         for columns in source.columns("api", ("global_tid", "correlation", "name")):

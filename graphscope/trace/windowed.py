@@ -62,11 +62,8 @@ class WindowedExport:
         starts = [self._extreme(key, "start", "min") for key in (*ACTIVITY_KEYS, "nvtx")]
         return min((start for start in starts if start is not None), default=0)
 
-    def largest(self, key: str, name: str) -> int | None:
-        """The largest value of a column (`TABLES`' name) of one table; None when it has none."""
-        return self._extreme(key, name, "max")
-
     def _extreme(self, key: str, name: str, which: str) -> int | None:
+        """min or max of a column (`TABLES`' name) of one table; None when it has no integer one."""
         table = self.parts.tables.get(key)
         if table is None:
             return None

@@ -140,6 +140,13 @@ def test_correlation_ids_far_apart_are_kept_by_rank(tmp_path, monkeypatch, expor
         mutations.set_rowid(KERNELS, 10**9),
         mutations.sparse_string_ids(1009),
         mutations.shift_string_ids(7),
+        mutations.Mutation(
+            "bad value",
+            "the last kernel's correlationId 2**40 (its process's ids, dense until then, kept by rank after)",
+            lambda conn: conn.execute(
+                f'UPDATE "{KERNELS}" SET correlationId = 1 << 40 WHERE rowid = (SELECT max(rowid) FROM "{KERNELS}")'
+            ),
+        ),
     ],
     ids=str,
 )
