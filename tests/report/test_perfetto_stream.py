@@ -57,6 +57,17 @@ def in_time_order(found: list[dict]) -> bool:
     return True
 
 
+def same_as_whole(tmp_path: Path, path: Path) -> Counter:
+    """The streamed export's events and flows are the whole trace's; its flows."""
+    whole = whole_export(path, tmp_path / "whole.json")
+    perfetto_stream.export_perfetto(path, tmp_path / "streamed.json")
+    streamed = events(tmp_path / "streamed.json")
+    assert without_ids(streamed) == without_ids(whole)
+    assert flows(streamed) == flows(whole)
+    assert all(len(pair) == 2 for pair in flows(streamed))
+    return flows(streamed)
+
+
 @pytest.mark.parametrize(
     "source",
     [H200_NODE, H200_GRAPH, FORKJOIN, TORCH_MLP, DATA / "PolPuigPuy__OpenACC_Project_PolPuig__report2.sqlite"],
@@ -88,24 +99,11 @@ def test_rows_out_of_start_order_are_each_written_once(tmp_path, monkeypatch, ex
         conn.execute('DROP TABLE "shuffled"')
     conn.commit()
     monkeypatch.setattr(perfetto_stream, "EVENTS_PER_WINDOW", 2000)
-    whole = whole_export(path, tmp_path / "whole.json")
-    perfetto_stream.export_perfetto(path, tmp_path / "streamed.json")
-    streamed = events(tmp_path / "streamed.json")
-    assert without_ids(streamed) == without_ids(whole)
-    assert flows(streamed) == flows(whole)
+    same_as_whole(tmp_path, path)
 
 
 WORK_AND_CALLS = {KERNELS: "globalPid", "CUPTI_ACTIVITY_KIND_MEMCPY": "globalPid", "CUPTI_ACTIVITY_KIND_MEMSET":
                   "globalPid", RUNTIME: "globalTid"}  # fmt: skip
-
-
-def same_as_whole(tmp_path: Path, path: Path) -> None:
-    whole = whole_export(path, tmp_path / "whole.json")
-    perfetto_stream.export_perfetto(path, tmp_path / "streamed.json")
-    streamed = events(tmp_path / "streamed.json")
-    assert without_ids(streamed) == without_ids(whole)
-    assert flows(streamed) == flows(whole) and len(flows(streamed)) > 20
-    assert all(len(pair) == 2 for pair in flows(streamed))
 
 
 def test_a_second_process_with_the_same_correlation_ids_gets_flows_of_its_own(tmp_path, monkeypatch, export_copy):
@@ -118,8 +116,9 @@ def test_a_second_process_with_the_same_correlation_ids_gets_flows_of_its_own(tm
         conn.execute('DROP TABLE "twin"')
     conn.commit()
     monkeypatch.setattr(perfetto_stream, "EVENTS_PER_WINDOW", 100)
-    same_as_whole(tmp_path, path)
+    twins = same_as_whole(tmp_path, path)
     assert len({e["pid"] for e in events(tmp_path / "streamed.json") if e.get("cat") == "cuda_api"}) == 2
+    assert len(twins) == 2 * len(same_as_whole(tmp_path, FORKJOIN)) > 20
 
 
 def test_correlation_ids_far_apart_are_kept_by_rank(tmp_path, monkeypatch, export_copy):
@@ -129,7 +128,7 @@ def test_correlation_ids_far_apart_are_kept_by_rank(tmp_path, monkeypatch, expor
         conn.execute(f'UPDATE "{table}" SET correlationId = correlationId * 1000003 WHERE correlationId IS NOT NULL')
     conn.commit()
     monkeypatch.setattr(perfetto_stream, "EVENTS_PER_WINDOW", 100)
-    same_as_whole(tmp_path, path)
+    assert len(same_as_whole(tmp_path, path)) == len(same_as_whole(tmp_path, FORKJOIN)) > 20
 
 
 @pytest.mark.parametrize(
@@ -155,11 +154,7 @@ def test_trimmed_and_renumbered_exports_stream_as_they_read_whole(tmp_path, monk
     mutation.apply(conn)
     conn.commit()
     monkeypatch.setattr(perfetto_stream, "EVENTS_PER_WINDOW", 1500)
-    whole = whole_export(path, tmp_path / "whole.json")
-    perfetto_stream.export_perfetto(path, tmp_path / "streamed.json")
-    streamed = events(tmp_path / "streamed.json")
-    assert without_ids(streamed) == without_ids(whole)
-    assert flows(streamed) == flows(whole)
+    same_as_whole(tmp_path, path)
 
 
 def test_a_table_without_rowids_is_exported_whole(tmp_path, export_copy):
