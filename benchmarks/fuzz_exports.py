@@ -1,4 +1,5 @@
-"""Thousands of mutated exports through `summary --json`, `dag --json` and the GUI's loader, and the
+"""Thousands of mutated exports through `summary --json`, `dag --json`, `export` (streamed; its output must
+parse as JSON) and the GUI's loader, and the
 hostile environments around them (fake nsys tools, foreign session databases, closed streams).
 
 Every mutation family of tests/mutations.py (rowid gaps, text and huge values where numbers belong,
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import random
 import shlex
@@ -46,11 +48,12 @@ def flips(seed: int, count: int) -> Mutation:
     return Mutation("byte flips", f"{count} random bytes (seed {seed})", lambda conn: None)
 
 
-def check(path: Path) -> str | None:
-    """None when every reader ends cleanly; else what went wrong."""
-    for command in (["summary", "--json"], ["dag", "--json"]):
+def check(path: Path, written: Path) -> str | None:
+    """None when every reader ends cleanly; else what went wrong. `written`: where the export goes."""
+    for command in (["summary", "--json"], ["dag", "--json"], ["export", "--no-cache", "-o", str(written)]):
         out, err = io.StringIO(), io.StringIO()
         started = time.monotonic()
+        written.unlink(missing_ok=True)
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 code = cli([*command, str(path)])
@@ -61,6 +64,11 @@ def check(path: Path) -> str | None:
             return f"{command[0]}: exit {code}: {text[:160]!r}"
         if time.monotonic() - started > LIMIT_S:
             return f"{command[0]}: took {time.monotonic() - started:.0f} s"
+        if command[0] == "export" and code == 0:
+            try:
+                json.loads(written.read_text())
+            except ValueError as exc:
+                return f"export: not JSON ({exc})"
     try:
         open_document(path)
     except GraphscopeError:
@@ -164,13 +172,13 @@ def main() -> None:
     parser.add_argument("--flips", type=int, default=200, help="byte-flip cases per export")
     parser.add_argument("--screenshot-every", type=int, default=50)
     args = parser.parse_args()
-    exports = args.exports or sorted((ROOT / "tests" / "data").glob("*.sqlite"))
+    exports = [path.resolve() for path in args.exports] or sorted((ROOT / "tests" / "data").glob("*.sqlite"))
     rng = random.Random(0)
     results: Counter[str] = Counter()
     failures: list[str] = []
     started = time.monotonic()
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as out:
+        folder, written = Path(tmp), Path(out) / "trace.json"  # the Perfetto export, away from the file
         for source in exports:
             with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as conn:
                 cases = all_mutations(conn)
@@ -196,7 +204,7 @@ def main() -> None:
                 for side in folder.glob(source.name + "-*"):
                     side.unlink()
                 before = sorted(p.name for p in folder.iterdir())
-                problem = check(target)
+                problem = check(target, written)
                 if problem is None and number % args.screenshot_every == 0:
                     problem = screenshot(target, folder)
                     results["screenshots"] += 1
