@@ -69,9 +69,17 @@ class FlowKeys:
         self.global_tids: set[int] = set()
         self.global_pids: set[int] = set()
         self.streams: dict[int, set[int]] = defaultdict(set)
-        rows = sum(count for key, count in source.rows.items() if key in WORK_TABLES)
-        limit = DENSE_SLACK * rows + DENSE_EXTRA  # ids a process's flags may be indexed by
-        sparse: dict[int, list[np.ndarray]] = defaultdict(list)  # processes whose ids reach past it
+        in_order = self._read_work(source)
+        self._read_calls(source)
+        if not in_order:
+            self._first_starts(source)
+
+    def _read_work(self, source: WindowedExport) -> bool:
+        """WORKED for every key GPU work carries, and the GPUs' streams; whether the work rows are in start
+        order. A process's flags are indexed by id until one of its ids reaches past DENSE_SLACK times the
+        file's work rows, by rank from then on."""
+        limit = DENSE_SLACK * sum(n for key, n in source.rows.items() if key in WORK_TABLES) + DENSE_EXTRA
+        by_rank: dict[int, list[np.ndarray]] = defaultdict(list)  # the ids of processes past the limit
         in_order = True
         for table in WORK_TABLES:
             last = np.iinfo(np.int64).min
@@ -85,29 +93,31 @@ class FlowKeys:
                     correlation = correlation[correlation >= 0]
                     if not len(correlation):
                         continue
-                    if number not in sparse and int(correlation.max()) < limit:
+                    if number not in by_rank and int(correlation.max()) < limit:
                         process = self._processes.setdefault(number, _Process(0))
                         process.grow(int(correlation.max()) + 1)
                         process.flags[correlation] |= WORKED
                         continue
                     if number in self._processes:  # its ids so far, by rank from now on
-                        sparse[number].append(np.flatnonzero(self._processes.pop(number).flags & WORKED))
-                    sparse[number].append(correlation.astype(np.int64))
+                        by_rank[number].append(np.flatnonzero(self._processes.pop(number).flags & WORKED))
+                    by_rank[number].append(correlation.astype(np.int64))
                 start = columns["start"]
                 in_order = in_order and bool(len(start) == 0 or (start[0] >= last and np.all(start[1:] >= start[:-1])))
                 last = int(start[-1]) if len(start) else last
-        for number, parts in sparse.items():
+        for number, parts in by_rank.items():
             ids = np.unique(np.concatenate(parts))
             self._processes[number] = _Process(len(ids), ids)
             self._processes[number].flags[:] = WORKED
+        return in_order
+
+    def _read_calls(self, source: WindowedExport) -> None:
+        """LAUNCHED for every key a kernel- or graph-launch call carries; the threads of every call."""
         for columns in source.columns("api", ("global_tid", "correlation", "name")):
             self.global_tids.update(entities.distinct(columns["global_tid"]).tolist())
             launch = np.flatnonzero(np.isin(api_kinds(source.symbols, columns["name"]), LAUNCH_KINDS))
             for number, rows in self._by_process(columns["global_tid"][launch]):
                 if (process := self._processes.get(number)) is not None:
                     process.flags[process.slots(columns["correlation"][launch][rows])[0]] |= LAUNCHED
-        if not in_order:
-            self._first_starts(source)
 
     def numbers(self, process_keys: np.ndarray) -> np.ndarray:
         """Each process key's number (a new key gets the next)."""
