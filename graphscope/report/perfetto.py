@@ -8,7 +8,6 @@ id is its call's row.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +15,7 @@ import numpy as np
 from graphscope.analysis.summary import TraceAnalysis
 from graphscope.core.events import Activity
 from graphscope.core.table import Table
-from graphscope.report.trace_events import NO_FLOW, EventWriter, metadata_events, output
+from graphscope.report.trace_events import GRAPH_COLUMNS, NO_FLOW, EventWriter, metadata_events, output
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import NVTX_RANGE_TYPES
 
@@ -24,13 +23,13 @@ from graphscope.trace.schema import NVTX_RANGE_TYPES
 def write_perfetto(trace: Trace, analysis: TraceAnalysis, path: Path) -> dict[str, int]:
     """Write the trace-event JSON; returns how many events of each kind were written."""
     with output(path) as out:
-        writer = EventWriter(out)
+        writer = EventWriter(out, trace.symbols)
         origin = trace.span()[0]
-        work, launches, symbols = analysis.work, analysis.launches, trace.symbols
-        streams: dict[int, list[int]] = defaultdict(list)
-        for device in np.unique(work.device).tolist():
-            streams[device] = np.unique(work.stream[work.device == device]).tolist()
-        writer.metadata(metadata_events(symbols, trace.processes, trace.threads, streams, trace.gpus))
+        work, launches = analysis.work, analysis.launches
+        streams = {
+            device: np.unique(work.stream[work.device == device]).tolist() for device in np.unique(work.device).tolist()
+        }
+        writer.metadata(metadata_events(trace.symbols, trace.processes, trace.threads, streams, trace.gpus))
         linked = launches.first_work >= 0  # one flow per launch call, to the first work it caused
         starts = np.full(len(trace.api), NO_FLOW, dtype=np.int64)
         starts[launches.rows[linked]] = launches.rows[linked]
@@ -38,15 +37,12 @@ def write_perfetto(trace: Trace, analysis: TraceAnalysis, path: Path) -> dict[st
         ends[launches.first_work[linked]] = launches.rows[linked]
         api = trace.api
         pid, tid = api_tracks(trace)
-        writer.api_calls(symbols, api.name, pid, tid, api.start - origin, api.end - api.start, starts)
+        writer.api_calls(api.name, pid, tid, api.start - origin, api.end - api.start, starts)
         write_nvtx(writer, trace, origin)
         graphs = analysis.graphs
-        writer.graph_launches(
-            Table({name: getattr(graphs, name) for name in ("start", "end", "nodes", "graph_id", "streams", "device")}),
-            origin,
-        )
+        writer.graph_launches(Table({name: getattr(graphs, name) for name in GRAPH_COLUMNS}), origin)
         names, start = work_names(trace, work), work.start
-        writer.gpu_work(symbols, work.kind, names, work.device, work.stream, start - origin, work.end - start, ends)
+        writer.gpu_work(work.kind, names, work.device, work.stream, start - origin, work.end - start, ends)
         return writer.close()
 
 
@@ -75,6 +71,4 @@ def write_nvtx(writer: EventWriter, trace: Trace, origin: int) -> None:
     thread = nvtx.thread[closed]
     pid = trace.processes.pid[trace.threads.process][thread]
     start = nvtx.start[closed]
-    writer.nvtx_ranges(
-        trace.symbols, nvtx.text[closed], pid, trace.threads.tid[thread], start - origin, nvtx.end[closed] - start
-    )
+    writer.nvtx_ranges(nvtx.text[closed], pid, trace.threads.tid[thread], start - origin, nvtx.end[closed] - start)

@@ -25,12 +25,11 @@ from graphscope.core.events import call_key
 from graphscope.core.table import Table
 from graphscope.report.flow_keys import ENDED, LAUNCH_KINDS, STARTED, FlowKeys
 from graphscope.report.perfetto import api_tracks, work_names, write_nvtx
-from graphscope.report.trace_events import NO_FLOW, EventWriter, metadata_events, output
+from graphscope.report.trace_events import GRAPH_COLUMNS, NO_FLOW, EventWriter, metadata_events, output
 from graphscope.trace.model import Trace
 from graphscope.trace.windowed import WindowedExport
 
 EVENTS_PER_WINDOW = 100_000
-GRAPH_COLUMNS = ("start", "end", "nodes", "graph_id", "streams", "device")
 
 
 def export_perfetto(path: Path, target: Path) -> dict[str, int] | None:
@@ -44,7 +43,7 @@ def export_perfetto(path: Path, target: Path) -> dict[str, int] | None:
         symbols = source.symbols
         graphs: list[Table] = []
         with output(target) as out:
-            writer = EventWriter(out)
+            writer = EventWriter(out, symbols)
             for number, trace in enumerate(source.traces()):
                 if number == 0:
                     _write_metadata(writer, source, flows, trace)
@@ -53,15 +52,13 @@ def export_perfetto(path: Path, target: Path) -> dict[str, int] | None:
                 pid, tid = api_tracks(trace)
                 launch = np.isin(api_kinds(symbols, api.name), LAUNCH_KINDS)
                 flow = _flow_ids(flows, numbers[api.process], api.correlation, launch, STARTED)
-                writer.api_calls(symbols, api.name, pid, tid, api.start - origin, api.end - api.start, flow)
+                writer.api_calls(api.name, pid, tid, api.start - origin, api.end - api.start, flow)
                 write_nvtx(writer, trace, origin)
                 work = gpu_work(trace, correlate(trace))
                 correlation = work_column(trace, work, "correlation")
                 flow = _flow_ids(flows, numbers[work.process], correlation, correlation >= 0, ENDED, work.start)
                 kind, device, stream, start = work.kind, work.device, work.stream, work.start
-                writer.gpu_work(
-                    symbols, kind, work_names(trace, work), device, stream, start - origin, work.end - start, flow
-                )
+                writer.gpu_work(kind, work_names(trace, work), device, stream, start - origin, work.end - start, flow)
                 graphs += _graph_parts(trace, numbers)
             writer.graph_launches(_graph_launches(graphs), origin)
             return writer.close()

@@ -32,6 +32,7 @@ GRAPH_TID_OFFSET = 1 << 29  # per GPU, tracks of graph launches (one more per la
 FORMAT_CHUNK = 10_000  # events formatted and written at a time: their lines, joined and encoded, take ~0.5 KB each
 CATEGORIES = {Activity.KERNEL: "kernel", Activity.MEMCPY: "memcpy", Activity.MEMSET: "memset", Activity.GRAPH: "graph"}
 NO_FLOW = -1
+GRAPH_COLUMNS = ("start", "end", "nodes", "graph_id", "streams", "device")  # what `graph_launches` takes
 
 
 @contextlib.contextmanager
@@ -58,9 +59,12 @@ def output(path: Path) -> Iterator[TextIO]:
 class EventWriter:
     """The JSON document's events, written in order, and how many of each kind were written."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, symbols: SymbolTable) -> None:
         self._out = out
         self._first = True
+        self._symbols = symbols
+        self._api_names = _Quoted(symbols, display_api_name)  # each name's JSON made once for the whole file
+        self._kernel_names = _Quoted(symbols, lambda text: elide(text, 200))
         self.counts = {"metadata": 0, "slices": 0, "flows": 0, "graph_launches": 0}
         out.write('{"displayTimeUnit":"ns","traceEvents":[\n')
 
@@ -83,12 +87,11 @@ class EventWriter:
         self.counts["metadata"] += len(events)
 
     def api_calls(
-        self, symbols: SymbolTable, name: np.ndarray, pid: np.ndarray, tid: np.ndarray, ts: np.ndarray,
-        dur: np.ndarray, flow: np.ndarray,
-    ) -> None:  # fmt: skip
+        self, name: np.ndarray, pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray, flow: np.ndarray
+    ) -> None:
         """CUDA calls (name ids, OS pid and tid, start and duration in ns from the origin), each followed by
         the start of its flow where `flow` holds an id (NO_FLOW: none)."""
-        quoted = _Quoted(symbols, display_api_name)
+        quoted = self._api_names
         for rows in _chunks(len(name)):
             lines = []
             for name_id, p, t, start, d, f in zip(
@@ -107,12 +110,12 @@ class EventWriter:
             self.counts["slices"] += rows.stop - rows.start
 
     def gpu_work(
-        self, symbols: SymbolTable, kind: np.ndarray, name: np.ndarray, device: np.ndarray, stream: np.ndarray,
-        ts: np.ndarray, dur: np.ndarray, flow: np.ndarray,
+        self, kind: np.ndarray, name: np.ndarray, device: np.ndarray, stream: np.ndarray, ts: np.ndarray,
+        dur: np.ndarray, flow: np.ndarray,
     ) -> None:  # fmt: skip
         """GPU work (`Activity` kind, a kernel's short-name id, device, stream, start and duration in ns from
         the origin), each followed by the end of its flow where `flow` holds an id."""
-        quoted = _Quoted(symbols, lambda text: elide(text, 200))
+        quoted = self._kernel_names
         labels = {int(k): label for k, label in CATEGORIES.items()}
         for rows in _chunks(len(kind)):
             lines = []
@@ -135,16 +138,22 @@ class EventWriter:
             self.lines(lines)
             self.counts["slices"] += rows.stop - rows.start
 
-    def nvtx_ranges(
-        self, symbols: SymbolTable, text: np.ndarray, pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray
-    ) -> None:
+    def nvtx_ranges(self, text: np.ndarray, pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray) -> None:
         """NVTX ranges (text ids, OS pid and tid, start and duration in ns from the origin) on their threads'
         NVTX tracks."""
         for rows in _chunks(len(text)):
             tracks = (tid[rows].astype(np.int64) + NVTX_TID_OFFSET).tolist()
             columns = (text[rows].tolist(), pid[rows].tolist(), tracks, _us(ts[rows]), _us(dur[rows]))
             self.events(
-                {"ph": "X", "cat": "nvtx", "name": elide(symbols.name(t), 500), "pid": p, "tid": k, "ts": at, "dur": d}
+                {
+                    "ph": "X",
+                    "cat": "nvtx",
+                    "name": elide(self._symbols.name(t), 500),
+                    "pid": p,
+                    "tid": k,
+                    "ts": at,
+                    "dur": d,
+                }
                 for t, p, k, at, d in zip(*columns)
             )
             self.counts["slices"] += rows.stop - rows.start
@@ -199,10 +208,6 @@ def metadata_events(
         events.append(_named("process_name", GPU_PID_BASE + device, 0, label))
         events += [_named("thread_name", GPU_PID_BASE + device, s, f"stream {s}") for s in sorted(streams[device])]
     return events
-
-
-def _launches_track(track: int) -> str:
-    return "graph launches" + (f" ({track + 1})" if track else "")
 
 
 def _launch_track(track: int) -> str:

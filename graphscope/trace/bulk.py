@@ -173,7 +173,7 @@ def read_tables(
     another (every thread on one table's chunks), so that a reader narrowing its columns holds one
     table at full width at a time (at 10M + 10M rows, 0.2 GiB less at the peak).
 
-    `lean` reads through Python's own `sqlite3` on one thread: about 4x slower than connectorx, but
+    `lean` reads through Python's own `sqlite3` on one thread: 4-5x slower than connectorx, but
     without loading connectorx and pyarrow (44 MB resident once imported), for a reader of small
     windows whose memory is the point.
     """

@@ -4,12 +4,14 @@ damaged rows neutralised, rows sorted), and is let go before the next one is rea
 window, not the file.
 
 Reads are lean (`sqlite3` on one thread, `bulk.read_tables`): connectorx and pyarrow would add 44 MB of
-libraries to a process that holds a few MB of events at a time. The description, strings, GPUs and
-streams are read once; NVTX ranges (read whole, as in any window of the reader) come with the first window.
+libraries to a process that holds a few MB of events at a time. The description and strings are read
+once (each window's small tables, GPUs and streams, with it); NVTX ranges (read whole, as in any window
+of the reader) come with the first window.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -17,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from graphscope.core.events import GPU_WORK
+from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table
 from graphscope.trace import entities
 from graphscope.trace.bulk import read_tables, resolve_sources
@@ -53,7 +56,7 @@ class WindowedExport:
         self._db.close()
 
     @property
-    def symbols(self):
+    def symbols(self) -> SymbolTable:
         return self.parts.symbols
 
     def origin(self) -> int:
@@ -90,7 +93,11 @@ class WindowedExport:
         holds the file's NVTX ranges. Process and thread indices are each window's own."""
         for number, ranges in enumerate(self.windows or []):
             keys = (*ACTIVITY_KEYS, "nvtx") if number == 0 else ACTIVITY_KEYS
-            trace, _ = read_events(self._db, self.parts, rowids=ranges, keys=keys, lean=True)
+            info = self.parts.info  # a window's own account of what it holds and lacks
+            mine = dataclasses.replace(info, warnings=list(info.warnings), lacks=list(info.lacks), holds={})
+            trace, _ = read_events(
+                self._db, dataclasses.replace(self.parts, info=mine), rowids=ranges, keys=keys, lean=True
+            )
             yield trace
 
     def processes_and_threads(self, global_tids: np.ndarray, global_pids: np.ndarray) -> tuple[Table, Table]:
