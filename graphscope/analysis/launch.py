@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from graphscope.analysis.capture import capture_calls
 from graphscope.core.events import ApiKind
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import STEP_ROWS, Table, narrowest, row_numbers, rows_where
@@ -37,6 +38,11 @@ class LaunchMetrics:
     first_work: np.ndarray  # index in the `gpu_work` table of the call's first activity (-1: none), int32
     call_start: np.ndarray = field(repr=False)  # trace.api.start, whole
     work_start: np.ndarray = field(repr=False)  # the work table's start, whole
+    capture: np.ndarray | None = None  # per call: made while its thread captured a graph (analysis/capture.py)
+
+    def __post_init__(self) -> None:
+        if self.capture is None:
+            self.capture = np.zeros(len(self.rows), dtype=bool)
 
     def of_kind(self, kind: ApiKind) -> np.ndarray:
         return self.kind == int(kind)
@@ -64,7 +70,8 @@ def launch_metrics(trace: Trace, work: Table) -> LaunchMetrics:
     first = _first_activity(len(api), work)[rows]
     api_ns = narrowest(api.end[rows] - api.start[rows], 0)
     calls = row_numbers(rows, len(api)).astype(np.int32)
-    return LaunchMetrics(calls, kinds[rows], api_ns, first, api.start, work.start)
+    capture = capture_calls(trace, kinds, calls, first)
+    return LaunchMetrics(calls, kinds[rows], api_ns, first, api.start, work.start, capture)
 
 
 def _first_activity(api_rows: int, work: Table) -> np.ndarray:

@@ -1,5 +1,17 @@
 """The steady-state launch account of a scope: what the CPU spends launching, without one-off calls.
 
+Kept out of the steady state, each counted and named on its own:
+
+- capture calls: launch calls made while a stream captured a graph (analysis/capture.py); they build a
+  graph and run nothing.
+- calls without work: launch calls with no GPU work in the trace (not captured): nothing to set their
+  cost against.
+- one-off calls (below).
+
+Of the steady calls, a *blocked* call (core.rules.BLOCKED_FACTOR) spent its time above the median call of
+its kind waiting behind queued work or an implicit sync, not submitting: that excess is blocked time, and
+the rest is submission cost, which the 15% rule judges.
+
 A one-off call is the first launch of a kernel (or of a graph) that took far longer than the steady
 launches of its kind: the first call loads the module lazily, JIT-compiles or sets up, once. It is
 named separately and kept out of the ratio, with the GPU work it launched. The rule: the first
@@ -9,7 +21,7 @@ of its kind in the scope, and at least ONE_OFF_MIN_NS slower.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -19,6 +31,8 @@ from graphscope.analysis.kernel_stats import distinct_groups
 from graphscope.analysis.launch import LaunchMetrics
 from graphscope.core import stats
 from graphscope.core.events import Activity, ApiKind
+from graphscope.core.rules import BLOCKED_FACTOR, BLOCKED_MIN_NS
+from graphscope.core.symbols import display_api_name
 from graphscope.core.table import Table
 from graphscope.trace.entities import distinct
 from graphscope.trace.model import Trace
@@ -43,15 +57,40 @@ class LaunchAccount:
     busy_ns: int  # GPU busy time of the steady-state work
     busy_all_ns: int  # GPU busy time of all work in scope, one-off included
     max_repeats: int  # steady launch calls of the most-launched kernel (or graph): the evidence rule's number
+    eager_blocked_ns: int = 0  # of eager_ns: blocked calls' time above their kind's median
+    graph_blocked_ns: int = 0  # of graph_ns: the same
+    blocked_calls: int = 0
+    capture_calls: int = 0  # launch calls inside a stream capture (not in the steady state)
+    capture_ns: int = 0
+    without_work_calls: int = 0  # launch calls with no GPU work in the trace, not captured (not in it either)
+    without_work_ns: int = 0
+    without_work_names: dict[str, int] = field(default_factory=dict)  # API name -> calls
 
     @property
     def steady_ns(self) -> int:
         return self.eager_ns + self.graph_ns
 
     @property
+    def blocked_ns(self) -> int:
+        return self.eager_blocked_ns + self.graph_blocked_ns
+
+    @property
+    def submit_ns(self) -> int:
+        """Steady-state CPU time in launch calls less the blocked time: the submission cost."""
+        return self.steady_ns - self.blocked_ns
+
+    @property
+    def eager_submit_ns(self) -> int:
+        return self.eager_ns - self.eager_blocked_ns
+
+    @property
     def ratio(self) -> float:
-        """Steady-state CPU time in launch calls over steady-state GPU busy time."""
-        return self.steady_ns / self.busy_ns if self.busy_ns else 0.0
+        """Steady-state submission cost over steady-state GPU busy time (0 without GPU work)."""
+        return self.submit_ns / self.busy_ns if self.busy_ns else 0.0
+
+    @property
+    def eager_ratio(self) -> float:
+        return self.eager_submit_ns / self.busy_ns if self.busy_ns else 0.0
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -64,8 +103,17 @@ class LaunchAccount:
             "one_off_ns": self.one_off_ns,
             "one_off_kernels": self.one_off_names,
             "gpu_busy_ns": self.busy_ns,
+            "submit_ns": self.submit_ns,
+            "eager_submit_ns": self.eager_submit_ns,
+            "blocked_calls": self.blocked_calls,
+            "blocked_ns": self.blocked_ns,
+            "capture_calls": self.capture_calls,
+            "capture_ns": self.capture_ns,
+            "calls_without_work": self.without_work_calls,
+            "without_work_ns": self.without_work_ns,
+            "without_work_by_name": self.without_work_names,
             "overhead_ratio": round(self.ratio, 6),
-            "eager_overhead_ratio": round(self.eager_ns / self.busy_ns, 6) if self.busy_ns else 0.0,
+            "eager_overhead_ratio": round(self.eager_ratio, 6),
             "max_repeats": self.max_repeats,
         }
 
@@ -145,10 +193,14 @@ def launch_account(
     `busy_all_ns`, if known, is the busy time of all the work `work_in` marks (it is not computed again);
     `keys`, if known, is `launch_keys(...)` (accounts of several GPUs share it).
     """
-    considered = api_in[launches.rows]
+    in_scope = api_in[launches.rows]
+    capture = in_scope & launches.capture
+    without_work = in_scope & ~launches.capture & (launches.first_work < 0)
+    considered = in_scope & ~capture & ~without_work
     keys, graph_ids = keys if keys is not None else launch_keys(trace, launches, work, graphs)
     one_off = one_off_calls(launches, keys, considered)
     steady = considered & ~one_off
+    blocked, excess = blocked_calls(launches, work, steady)
     eager = steady & (launches.kind == ApiKind.KERNEL_LAUNCH)
     graph = steady & (launches.kind == ApiKind.GRAPH_LAUNCH)
     one_off_rows = launches.rows[one_off]
@@ -172,7 +224,60 @@ def launch_account(
         busy_ns=busy,
         busy_all_ns=busy_all,
         max_repeats=max_repeats,
+        eager_blocked_ns=int(excess[blocked & eager].sum()),
+        graph_blocked_ns=int(excess[blocked & graph].sum()),
+        blocked_calls=int(blocked.sum()),
+        capture_calls=int(capture.sum()),
+        capture_ns=int(launches.api_ns[capture].sum()),
+        without_work_calls=int(without_work.sum()),
+        without_work_ns=int(launches.api_ns[without_work].sum()),
+        without_work_names=_names(trace, launches.rows[without_work]),
     )
+
+
+def blocked_calls(launches: LaunchMetrics, work: Table, steady: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mask over launch calls: steady calls that blocked (core.rules.BLOCKED_FACTOR), and per call its time
+    above the median call of its kind among `steady` (int64; meaningful where blocked)."""
+    blocked = np.zeros(len(steady), dtype=bool)
+    excess = np.zeros(len(steady), dtype=np.int64)
+    for kind in (ApiKind.KERNEL_LAUNCH, ApiKind.GRAPH_LAUNCH):
+        mine = steady & (launches.kind == kind)
+        if not mine.any():
+            continue
+        median = stats.median(launches.api_ns[mine])
+        slow = np.flatnonzero(mine & (launches.api_ns > BLOCKED_FACTOR * median) & (launches.api_ns > BLOCKED_MIN_NS))
+        if len(slow):  # few: the steady state's outliers
+            progressed = _gpu_progressed(launches, work, slow)
+            blocked[slow[progressed]] = True
+            excess[slow] = launches.api_ns[slow].astype(np.int64) - int(median)
+    return blocked, excess
+
+
+def _gpu_progressed(launches: LaunchMetrics, work: Table, calls: np.ndarray) -> np.ndarray:
+    """Per call (indices of launch calls that ran work): did some GPU work on the device of the call's work
+    end while the call ran (its return followed GPU progress)?"""
+    start = launches.call_start[launches.rows[calls]].astype(np.int64)
+    end = start + launches.api_ns[calls].astype(np.int64)
+    device = work.device[launches.first_work[calls]]
+    progressed = np.zeros(len(calls), dtype=bool)
+    for d in np.unique(device).tolist():
+        ends = np.sort(work.end[work.device == d].astype(np.int64), kind="stable")  # nearly sorted: a merge
+        mine = device == d
+        ended = np.searchsorted(ends, end[mine], side="right") - np.searchsorted(ends, start[mine], side="left")
+        progressed[mine] = ended > 0
+    return progressed
+
+
+def _names(trace: Trace, rows: np.ndarray) -> dict[str, int]:
+    """API rows counted by their call's name (version suffix dropped), most first."""
+    if not len(rows):
+        return {}
+    ids, counts = np.unique(trace.api.name[rows], return_counts=True)
+    named: dict[str, int] = {}
+    for symbol, count in zip(ids.tolist(), counts.tolist()):
+        name = display_api_name(trace.symbols.name(int(symbol))) if symbol >= 0 else "(unnamed call)"
+        named[name] = named.get(name, 0) + int(count)
+    return dict(sorted(named.items(), key=lambda item: -item[1]))
 
 
 def _busy(work: Table, rows: np.ndarray) -> int:

@@ -19,7 +19,7 @@ from graphscope.analysis.kernel_stats import kernel_stats
 from graphscope.analysis.launch import LaunchMetrics, launch_metrics
 from graphscope.analysis.scope import Scope, ScopedRows, measured_scope, scoped_rows
 from graphscope.analysis.steady import launch_account, launch_keys
-from graphscope.analysis.verdict import steady_verdict
+from graphscope.analysis.verdict import Waited, steady_verdict
 from graphscope.core.events import NODE_WORK, ApiKind
 from graphscope.core.stats import median
 from graphscope.core.symbols import elide
@@ -137,7 +137,6 @@ def _summarize(
 
     side = pool.submit(side_tables) if pool else None
     account = launch_account(trace, launches, work, graphs, api_in, work_in, sum(d.busy_ns for d in devices))
-    verdict = steady_verdict(account, node_traced=trace.info.graph_trace_mode == "node")
     launch_ns = kernel_launch_ns + graph_launch_ns
     stats, accounts = side.result() if side else side_tables()
     top_kernels = [
@@ -153,9 +152,11 @@ def _summarize(
         for i in range(min(top, len(stats)))
     ]
     gpus = []
+    waited = Waited(0, 0)  # the GPUs with work in scope: how long they waited for the CPU, of their time
     for device, time in accounts.items():
         if scope is not None and time.busy_ns == 0:
             continue  # a device with no work in the scope
+        waited = Waited(waited.host_wait_ns + time.host_wait_ns, waited.wall_ns + time.wall_ns)
         gpu = trace.gpu(device)
         gpus.append(
             {
@@ -169,11 +170,22 @@ def _summarize(
                 "idle_gaps": time.gaps,
             }
         )
+    node_traced = trace.info.graph_trace_mode == "node"
+    verdict = steady_verdict(account, node_traced=node_traced, waited=waited)
     if len(gpus) > 1:  # one export of several GPUs: each judged on its own launches and its own work
-        node_traced = trace.info.graph_trace_mode == "node"
         keys = launch_keys(trace, launches, work, graphs)  # the calls' kernels and graphs, found once
         for gpu in gpus:
-            gpu["launch"] = _device_verdict(trace, analysis, api_in, work_in, gpu["device"], node_traced, keys)
+            own = accounts[gpu["device"]]
+            gpu["launch"] = _device_verdict(
+                trace,
+                analysis,
+                api_in,
+                work_in,
+                gpu["device"],
+                node_traced,
+                keys,
+                Waited(own.host_wait_ns, own.wall_ns),
+            )
     graphs_in = _graphs_in(graphs, api_in, scope)
     node_rows = inside(None if rows is None else nodes_in(analysis.nodes, rows), len(analysis.nodes))
     busy_ns = account.busy_all_ns
@@ -247,6 +259,7 @@ def _device_verdict(
     device: int,
     node_traced: bool,
     keys: tuple[np.ndarray, list[int]],
+    waited: Waited,
 ) -> dict[str, Any]:
     """The launch verdict of one GPU: the launch calls whose first work ran on it, against its busy time."""
     launches, work = analysis.launches, analysis.work
@@ -258,7 +271,7 @@ def _device_verdict(
     api_mine &= api_in
     mine = work_in & (work.device == device)
     account = launch_account(trace, launches, work, analysis.graphs, api_mine, mine, keys=keys)
-    verdict = steady_verdict(account, node_traced=node_traced)
+    verdict = steady_verdict(account, node_traced=node_traced, waited=waited)
     launch_ns = account.eager_ns + account.graph_ns
     return {
         "calls": int(on_device.sum()),

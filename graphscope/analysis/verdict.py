@@ -6,6 +6,12 @@
   short trace is not judged by its start-up.
 - A trace that already uses graphs is judged on what graphs left: the eager launches that remain
   (against the same 15% rule) and what the graph launch calls cost against their replay time.
+- The 15% rule judges the submission cost: launch calls that blocked behind queued work or an implicit
+  sync (analysis/steady.py) count only their median part; their excess is named apart.
+- A scope whose GPU never waited for the CPU (host-wait idle under core.rules.GPU_BOUND_HOST_WAIT of its
+  time) is GPU-bound, whatever the launch ratio: graphs only remove waiting the GPU did not do.
+- Launch calls made during a stream capture build graphs: named apart, never judged as eager launches;
+  a scope that only captures says so.
 - No verdict on too little evidence (core.rules.enough_evidence): a few calls say nothing about a
   pipeline's steady state.
 
@@ -18,6 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphscope.core.rules import (
+    BLOCKED_FACTOR,
+    BLOCKED_MIN_NS,
+    GPU_BOUND_HOST_WAIT,
     LAUNCH_BOUND_RATIO,
     MIN_LAUNCH_CALLS,
     MIN_REPEATS,
@@ -30,6 +39,20 @@ from graphscope.core.units import format_ns
 LAUNCH_OVERHEAD = "launch overhead"  # CPU time in steady-state launch calls / GPU busy time
 EAGER_OVERHEAD = "eager launch overhead"  # the same for the eager launch calls a graph-using scope keeps
 GRAPH_LAUNCH_COST = "graph launch cost"  # CPU time in graph launch calls / the GPU time of their replays
+HOST_WAIT = "GPU idle waiting for the CPU"  # host-wait idle / the scope's time on the GPUs with work
+ALL_CAPTURE = "this scope captures graphs; it launches nothing to judge"
+
+
+@dataclass(frozen=True)
+class Waited:
+    """How long the scope's GPUs (those with work in it) waited for the CPU, of their time in the scope."""
+
+    host_wait_ns: int
+    wall_ns: int
+
+    @property
+    def share(self) -> float:
+        return self.host_wait_ns / self.wall_ns if self.wall_ns > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -50,13 +73,17 @@ class Verdict:
     judged: Judged | None = None
 
 
-def launch_verdict(launch_ns: int, busy_ns: int, launches: int, label: str = LAUNCH_OVERHEAD) -> Verdict:
-    """Is a trace launch-bound? `launch_ns` is CPU time inside launch calls, `busy_ns` GPU busy time."""
+def launch_verdict(
+    launch_ns: int, busy_ns: int, launches: int, label: str = LAUNCH_OVERHEAD, blocked: bool = False
+) -> Verdict:
+    """Is a trace launch-bound? `launch_ns` is CPU time inside launch calls (`blocked`: less the time some
+    of them blocked), `busy_ns` GPU busy time."""
     if busy_ns <= 0 or launches == 0:
         return Verdict(None, "no verdict: the trace has no launch calls or no GPU work to compare them with")
     ratio = launch_ns / busy_ns
     judged = Judged(label, ratio)
-    share = f"{label} {ratio:.0%} (CPU time in {plural(launches, 'launch call')} / GPU busy time)"
+    cost = "submitting" if blocked else "in"
+    share = f"{label} {ratio:.0%} (CPU time {cost} {plural(launches, 'launch call')} / GPU busy time)"
     if ratio > LAUNCH_BOUND_RATIO:
         return Verdict(True, f"launch-bound: {share}, {launch_rule(ratio, named=True)}; CUDA graphs should pay", judged)
     return Verdict(
@@ -73,13 +100,30 @@ NODE_TRACING_NOTE = (
 )
 
 
-def steady_verdict(account, node_traced: bool = False) -> Verdict:
+def steady_verdict(account, node_traced: bool = False, waited: Waited | None = None) -> Verdict:
     """The verdict on a scope's steady state (`account`: an analysis.steady.LaunchAccount).
 
-    `node_traced`: graph nodes were traced one by one, which inflates graph launch calls."""
+    `node_traced`: graph nodes were traced one by one, which inflates graph launch calls. `waited`: how
+    long the scope's GPUs waited for the CPU (None: not known, the GPU-bound rule is not applied)."""
     calls = account.eager_calls + account.graph_calls
-    if account.busy_ns <= 0 or calls == 0:
+    if calls == 0 and account.capture_calls:
+        verdict = Verdict(
+            None,
+            f"{ALL_CAPTURE}: its {plural(account.capture_calls, 'launch call')} ran inside stream captures "
+            f"({format_ns(account.capture_ns)} of CPU time), building graphs that run when launched",
+        )
+    elif account.busy_ns <= 0 or calls == 0:
         verdict = Verdict(None, "no verdict: the scope has no steady-state launch calls or no GPU work")
+    elif waited is not None and waited.wall_ns > 0 and waited.share < GPU_BOUND_HOST_WAIT:
+        graphs = f"; graphs in use: {_graph_cost(account, node_traced)[0]}" if account.graph_calls else ""
+        verdict = Verdict(
+            False,
+            f"GPU-bound: the GPU never waited for the CPU ({format_ns(waited.host_wait_ns)} of "
+            f"{format_ns(waited.wall_ns)} idle waiting for the CPU, {waited.share:.1%}, under the "
+            f"~{GPU_BOUND_HOST_WAIT:.0%} rule): CUDA graphs would not shorten the step, shorten the GPU work "
+            f"instead{graphs}",
+            Judged(HOST_WAIT, waited.share),
+        )
     elif not enough_evidence(calls, account.graph_calls, account.max_repeats):
         verdict = Verdict(
             None,
@@ -90,29 +134,64 @@ def steady_verdict(account, node_traced: bool = False) -> Verdict:
             f"{MIN_REPEATS} graph launches): trace more steps",
         )
     elif account.graph_calls == 0:
-        verdict = launch_verdict(account.eager_ns, account.busy_ns, account.eager_calls)
+        verdict = launch_verdict(
+            account.eager_submit_ns, account.busy_ns, account.eager_calls, blocked=account.blocked_calls > 0
+        )
     else:
         verdict = _graphs_in_use(account, node_traced)
-    if account.one_off_calls:
-        names = ", ".join(account.one_off_names[:3]) + ("…" if len(account.one_off_names) > 3 else "")
-        verdict = Verdict(
-            verdict.launch_bound,
-            f"{verdict.text}. Left out: {plural(account.one_off_calls, 'one-off first call')} ({names}) took "
-            f"{format_ns(account.one_off_ns)} (lazy module loading and first-launch set-up)",
-            verdict.judged,
-        )
+    notes = [note for note in _set_apart(account, calls) if note]
+    if notes:
+        verdict = Verdict(verdict.launch_bound, f"{verdict.text}. " + ". ".join(notes), verdict.judged)
     return verdict
 
 
-def _graphs_in_use(account, node_traced: bool) -> Verdict:
-    eager_ratio = account.eager_ns / account.busy_ns
-    graph_cost = account.graph_ns / account.graph_replay_ns if account.graph_replay_ns else 0.0
+def _set_apart(account, calls: int) -> list[str]:
+    """Sentences naming the launch calls the verdict's number leaves out, and why."""
+    notes = []
+    if account.blocked_calls:
+        notes.append(
+            f"Blocked: {plural(account.blocked_calls, 'launch call')} waited {format_ns(account.blocked_ns)} "
+            f"behind queued work or an implicit sync (over {BLOCKED_FACTOR:.0f}x the median call and "
+            f"{format_ns(BLOCKED_MIN_NS)}, returning as the GPU finished work); only their median part counts "
+            "as submission"
+        )
+    if account.one_off_calls:
+        names = ", ".join(account.one_off_names[:3]) + ("…" if len(account.one_off_names) > 3 else "")
+        notes.append(
+            f"Left out: {plural(account.one_off_calls, 'one-off first call')} ({names}) took "
+            f"{format_ns(account.one_off_ns)} (lazy module loading and first-launch set-up)"
+        )
+    if account.capture_calls and calls:
+        notes.append(
+            f"Capture: {plural(account.capture_calls, 'launch call')} inside stream captures "
+            f"({format_ns(account.capture_ns)}) built graphs and are not eager launches"
+        )
+    if account.without_work_calls:
+        named = list(account.without_work_names.items())
+        names = ", ".join(f"{name} {count:,}" for name, count in named[:3]) + ("…" if len(named) > 3 else "")
+        notes.append(
+            f"Not counted: {plural(account.without_work_calls, 'launch call')} with no GPU work in the trace "
+            f"({names}; {format_ns(account.without_work_ns)} of CPU time)"
+        )
+    return notes
+
+
+def _graph_cost(account, node_traced: bool) -> tuple[str, float]:
+    """What the graph launch calls cost against their replays: the clause, and the ratio."""
+    graph_ns = account.graph_ns - account.graph_blocked_ns  # what submitting them cost
+    graph_cost = graph_ns / account.graph_replay_ns if account.graph_replay_ns else 0.0
     note = NODE_TRACING_NOTE if node_traced else ""
     graphs = (
-        f"{plural(account.graph_calls, 'graph launch', 'graph launches')} cost {format_ns(account.graph_ns)} "
+        f"{plural(account.graph_calls, 'graph launch', 'graph launches')} cost {format_ns(graph_ns)} "
         f"of CPU time against {format_ns(account.graph_replay_ns)} of replay ({GRAPH_LAUNCH_COST} "
         f"{graph_cost:.1%}{note})"
     )
+    return graphs, graph_cost
+
+
+def _graphs_in_use(account, node_traced: bool) -> Verdict:
+    eager_ratio = account.eager_ratio
+    graphs, graph_cost = _graph_cost(account, node_traced)
     if account.eager_calls and eager_ratio > LAUNCH_BOUND_RATIO:
         return Verdict(
             True,

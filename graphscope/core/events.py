@@ -184,3 +184,29 @@ def is_communication(kernel_name: str) -> bool:
     """Does this kernel move data between GPUs (an NCCL/RCCL collective or send/receive)?"""
     lowered = kernel_name.lower()
     return any(marker in lowered for marker in COMMUNICATION_MARKERS)
+
+
+# -- the calls that launch, and the calls that bracket a stream capture ---------------------------------
+# docs/counting.md lists these names; tests/analysis/test_capture_and_blocked.py checks the list against them.
+
+KERNEL_LAUNCH_PREFIXES = ("cudaLaunchKernel", "cuLaunchKernel")
+"""CUDA kernel-launch calls: names starting so (the `Ex`, `_ptsz` and `_vNNNN` variants included)."""
+HIP_KERNEL_LAUNCH_PREFIXES = (
+    "hipLaunchKernel",
+    "hipExtLaunchKernel",
+    "hipModuleLaunchKernel",
+    "hipExtModuleLaunchKernel",
+)
+"""HIP's kernel-launch calls (PyTorch-profiler traces from ROCm)."""
+GRAPH_LAUNCH_PREFIXES = ("cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch")
+"""Graph-launch calls."""
+CAPTURE_BEGIN_PREFIXES = ("cudaStreamBeginCapture", "cuStreamBeginCapture", "hipStreamBeginCapture")
+"""Calls that start a stream capture (`...ToGraph` and `_v2` variants included)."""
+CAPTURE_END_PREFIXES = ("cudaStreamEndCapture", "cuStreamEndCapture", "hipStreamEndCapture")
+"""Calls that end one."""
+
+CAPTURE_RANGE = "graphscope capture"
+"""The NVTX range graphscope's runner puts around a graph's capture, instantiation and upload."""
+CAPTURE_RANGES = (CAPTURE_RANGE, "capture")
+"""NVTX ranges whose launch calls that ran no GPU work are capture: the runner's, and the seeds'
+benchmark's `capture` (the bundled demo's)."""

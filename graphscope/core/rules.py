@@ -6,6 +6,10 @@
   step is rarely worth its maintenance.
 - NEGLIGIBLE_GAIN: a confirmed tuning gain under 1% is real but not worth changing a launch for.
 - The evidence rule (MIN_REPEATS, MIN_LAUNCH_CALLS): below it, "too little to judge".
+- BLOCKED_FACTOR, BLOCKED_MIN_NS: a launch call that blocked behind queued work or an implicit sync
+  (not submission cost; analysis/steady.py).
+- GPU_BOUND_HOST_WAIT: a GPU idle waiting for the CPU under this share of its time is GPU-bound,
+  whatever the launch ratio.
 - A difference is significant when the 95% interval of the ratio of medians excludes 1
   (`core.stats.Ratio.significant`); otherwise "no significant difference".
 """
@@ -31,6 +35,23 @@ MIN_REPEATS = 3
 MIN_LAUNCH_CALLS = 10
 """The evidence rule: the 15% verdict needs a steady state with at least MIN_REPEATS launches of one
 kernel or graph (a repeated step) and MIN_LAUNCH_CALLS launch calls, or MIN_REPEATS graph launches."""
+
+
+BLOCKED_FACTOR = 10.0
+BLOCKED_MIN_NS = 100_000
+"""A steady launch call is *blocked* (it waited behind queued work, a full launch queue or an implicit
+sync, rather than submitting) when it took over BLOCKED_FACTOR x the median call of its kind in the scope
+and over BLOCKED_MIN_NS, and some GPU work on its device finished while it ran (its return followed GPU
+progress); its time above the median is blocked time, not submission cost. Measured on the shipped
+exports and PyTorch-profiler traces (analysis/steady.py): steady kernel-launch calls sit within 1.5-3x of
+their median at the 99th percentile and within 6x at the 99.9th on clean H200 traces, so 10x is outside
+the spread of submission itself; 100 us is 15-25x a typical 4-7 us call, so a slow median (a ROCm trace's
+or a profiled run's) cannot make a few microseconds of jitter 'blocked'."""
+
+GPU_BOUND_HOST_WAIT = 0.05
+"""A scope whose GPU waited for the CPU (host-wait idle, analysis/accounting.py) under 5% of its time is
+GPU-bound: graphs remove only that waiting, so they could shorten its steps by 5% at most, a quarter of
+the ~20% a graph must save to be worth it (WORTHWHILE_GAIN); the launch ratio is not judged then."""
 
 
 def enough_evidence(calls: int, graph_calls: int, max_repeats: int) -> bool:

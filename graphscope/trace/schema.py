@@ -10,7 +10,12 @@ from enum import IntEnum
 
 import numpy as np
 
-from graphscope.core.events import ApiKind
+from graphscope.core.events import (
+    GRAPH_LAUNCH_PREFIXES,
+    HIP_KERNEL_LAUNCH_PREFIXES,
+    KERNEL_LAUNCH_PREFIXES,
+    ApiKind,
+)
 from graphscope.core.table import narrowest
 from graphscope.trace.database import ROWID, ColumnSpec
 
@@ -205,7 +210,7 @@ _GRAPH_BUILD_PREFIXES = (
 _MEMORY_PREFIXES = ("cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister", "cuMemAlloc", "cuMemFree")
 
 
-_HIP_LAUNCHES = ("hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel")
+_HIP_LAUNCHES = HIP_KERNEL_LAUNCH_PREFIXES
 
 
 def classify_api(name: str) -> ApiKind:
@@ -219,9 +224,9 @@ def classify_api(name: str) -> ApiKind:
         if name.startswith(_HIP_LAUNCHES):
             return ApiKind.KERNEL_LAUNCH
         name = "cuda" + name[3:]  # hipGraphLaunch, hipMemcpyAsync, hipStreamSynchronize, ...
-    if name.startswith(("cudaLaunchKernel", "cuLaunchKernel")):
+    if name.startswith(KERNEL_LAUNCH_PREFIXES):
         return ApiKind.KERNEL_LAUNCH
-    if name.startswith(("cudaGraphLaunch", "cuGraphLaunch")):
+    if name.startswith(GRAPH_LAUNCH_PREFIXES):
         return ApiKind.GRAPH_LAUNCH
     if name.startswith(_SYNC_NAMES):
         return ApiKind.SYNC

@@ -79,7 +79,8 @@ def test_graph_replays_become_graph_launches_with_their_nodes():
     assert summary["graphs"]["launches"] == 12 and summary["api"]["graph_launches"] == 12
     graph_kernels = int((trace.kernels.graph_node >= 0).sum())
     assert graph_kernels == 4464  # the public trace: 12 launches replayed 4,464 kernels
-    assert summary["launch"]["verdict"].startswith("graphs in use")
+    verdict = summary["launch"]["verdict"]  # its GPU never waited for the CPU: GPU-bound, graphs named
+    assert verdict.startswith("GPU-bound") and "graphs in use: 12 graph launches" in verdict
 
 
 def test_profiler_steps_are_steps_and_distributed_info_is_kept():
