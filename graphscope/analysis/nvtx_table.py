@@ -1,7 +1,9 @@
 """One row per NVTX range name: what the CPU and GPU did inside its instances, side by side.
 
 The H200 traces hold eager_0..2 and graph_0..2: this table shows the eager steps' launch overhead
-next to the graph replays', each row a scope of its own (analysis/scope.py).
+next to the graph replays', each row a scope of its own (analysis/scope.py). A range's ratio is its
+steady-state submission cost over its GPU busy time (analysis/steady.py), None where it ran no GPU work
+(a capture range): undefined, not 0.
 """
 
 from __future__ import annotations
@@ -45,8 +47,13 @@ def nvtx_table(trace: Trace, analysis: TraceAnalysis, limit: int = MAX_NAMES) ->
                 "launch_calls": account.eager_calls + account.graph_calls,
                 "graph_launches": account.graph_calls,
                 "launch_ns": account.steady_ns,
+                "submit_ns": account.submit_ns,
+                "blocked_calls": account.blocked_calls,
+                "capture_calls": account.capture_calls,
+                "capture_ns": account.capture_ns,
+                "calls_without_work": account.without_work_calls,
                 "gpu_busy_ns": account.busy_ns,
-                "overhead_ratio": round(account.ratio, 6),
+                "overhead_ratio": round(account.ratio, 6) if account.busy_ns else None,  # undefined: no GPU work
                 "one_off_calls": account.one_off_calls,
             }
         )

@@ -29,16 +29,45 @@ def launch_rows(launch: dict[str, Any]) -> list[tuple[str, str]]:
             format_ns(launch["median_graph_launch_api_ns"]) if launch["graph_launch_ns"] else unknown,
         ),
         ("CPU time in launch calls", format_ns(launch["kernel_launch_ns"] + launch["graph_launch_ns"])),
+        (
+            "capture",
+            f"{plural(steady.get('capture_calls', 0), 'launch call')}, {format_ns(steady.get('capture_ns', 0))}  "
+            "(inside stream captures: they build graphs, not eager launches)",
+        ),
+        (
+            "without GPU work",
+            f"{plural(steady.get('calls_without_work', 0), 'launch call')}, "
+            f"{format_ns(steady.get('without_work_ns', 0))}{_named(steady.get('without_work_by_name', {}))}  "
+            "(no GPU work in the trace: not counted)",
+        ),
+        (
+            "blocked",
+            f"{plural(steady.get('blocked_calls', 0), 'launch call')}, {format_ns(steady.get('blocked_ns', 0))}  "
+            "(above their median, waiting behind queued work or an implicit sync)",
+        ),
+        (
+            "submission",
+            f"{format_ns(steady.get('submit_ns', steady['eager_launch_ns'] + steady['graph_launch_ns']))}  "
+            "(steady-state launch calls less their blocked time)",
+        ),
         ("overhead ratio", f"{launch['overhead_ratio']:.3f}  (every launch call / GPU busy time)"),
         (
             "steady-state ratio",
-            f"{steady['overhead_ratio']:.3f}  (steady-state launch calls / their GPU busy time, without "
+            f"{steady['overhead_ratio']:.3f}  (steady-state submission / its GPU busy time, without "
             f"{plural(steady['one_off_calls'], 'one-off first call')})",
         ),
     ]
     if launch.get("judged"):
         rows.append((launch["judged"]["label"], f"{launch['judged']['value']:.3f}  (the verdict's number)"))
     return rows
+
+
+def _named(counts: dict[str, int]) -> str:
+    """' (cudaLaunchKernel 1,714, cuLaunchKernel 2)': calls by name, the three most frequent."""
+    if not counts:
+        return ""
+    named = [f"{name} {count:,}" for name, count in list(counts.items())[:3]]
+    return f" ({', '.join(named)}{'…' if len(counts) > 3 else ''})"
 
 
 def render_summary(s: dict[str, Any]) -> str:
@@ -104,14 +133,15 @@ def render_summary(s: dict[str, Any]) -> str:
         width = min(32, max(len(r["name"]) for r in s["nvtx_ranges"]))
         lines.append(
             f"  {'range':<{width}}  {'n':>4}  {'duration':>10}  {'kernels':>8}  {'launches':>8}  "
-            f"{'launch CPU':>10}  {'GPU busy':>10}  {'ratio':>7}"
+            f"{'launch CPU':>10}  {'capture':>7}  {'GPU busy':>10}  {'ratio':>7}"
         )
         for r in s["nvtx_ranges"]:
             name = r["name"] if len(r["name"]) <= width else r["name"][: width - 1] + "…"
+            ratio = "-" if r["overhead_ratio"] is None else f"{r['overhead_ratio']:.2f}"  # no GPU work: undefined
             lines.append(
                 f"  {name:<{width}}  {r['instances']:>4}  {format_ns(r['median_duration_ns']):>10}  "
                 f"{r['kernels']:>8,}  {r['launch_calls']:>8,}  {format_ns(r['launch_ns']):>10}  "
-                f"{format_ns(r['gpu_busy_ns']):>10}  {r['overhead_ratio']:>7.2f}"
+                f"{r.get('capture_calls', 0):>7,}  {format_ns(r['gpu_busy_ns']):>10}  {ratio:>7}"
             )
     if s.get("capture_attribution"):
         lines += capture_lines(s["capture_attribution"])
