@@ -46,7 +46,7 @@ from graphscope.app.workers import Task, start_behind
 from graphscope.core.events import NODE_WORK, Activity, index_in_graph
 from graphscope.core.progress import CancelToken, ProgressCallback
 from graphscope.graph.model import Dag
-from graphscope.view.describe import describe, describe_nodes
+from graphscope.view.describe import describe, describe_nodes, idle_details
 from graphscope.view.document import (
     ScopedView,
     TraceDocument,
@@ -55,7 +55,7 @@ from graphscope.view.document import (
     open_document,
     scoped_view,
 )
-from graphscope.view.layout import KERNEL
+from graphscope.view.layout import KERNEL, NVTX
 from graphscope.view.legend import legend_html, scope_banner
 
 FIRST_FRAME_ENV = "GRAPHSCOPE_REPORT_FIRST_FRAME"
@@ -115,6 +115,9 @@ class MainWindow(QMainWindow, OtherWindows):
         column.addWidget(self.timeline, 1)
         self.setCentralWidget(central)
         self.scope_task: Task | None = None
+        self.current_view: ScopedView | None = None  # what Summary, Kernels, Histograms (and idle Details) show
+        self.details_idle = True  # Details shows the verdict, not an event
+        self.details_event: tuple[int, int] | None = None  # the event Details describes
         self.legend = QTextBrowser()
         self.legend.setHtml(legend_html())
         self.details = DetailsPanel()
@@ -324,7 +327,8 @@ class MainWindow(QMainWindow, OtherWindows):
         self.timeline.set_document(document)
         self.find_bar.reset()
         self.lanes.set_layout(document.layout, self.timeline.hidden, self.timeline.collapsed)
-        self.details.show_fields("Nothing selected", [("verdict", "computing…")])
+        self.current_view = None
+        self._show_idle_details(None)
         self.recent.remember(path)
         self._set_busy(
             False,
@@ -346,7 +350,7 @@ class MainWindow(QMainWindow, OtherWindows):
         self.task = None
         self._show_view(document.view)
         self.graph_panel.show_trace_dags(document.dags, document.trace.info.graph_trace_mode)
-        self.details.show_fields("Nothing selected", [("verdict", document.summary["launch"]["verdict"])])
+        self._show_idle_details(self.current_view.summary)
         if self.preload is not None:
             self.preload.cancel()
         self.preload = start_behind(Task(load_remaining_columns, document.trace))  # details and exports need them
@@ -397,7 +401,11 @@ class MainWindow(QMainWindow, OtherWindows):
         document = self.document
         self.scope_task = None
         self.current_view = view
-        self.summary.show_summary(view.summary, "the whole window" if document.window else "the whole trace")
+        self.summary.show_summary(view.summary, self._whole())
+        if self.details_idle:  # Details shows the verdict: the new scope's, as every other panel
+            self._show_idle_details(view.summary)
+        elif self.details_event is not None and self.details_event[0] == NVTX:  # the range that scoped
+            self._describe_event(*self.details_event)
         self.stats.set_stats(view.stats, document.trace.symbols)
         self.histograms.show_values(view.latency_ns, view.duration_ns)
         self.timeline.set_scope(view.scope)
@@ -405,6 +413,25 @@ class MainWindow(QMainWindow, OtherWindows):
         self.scope_banner.setStyleSheet(
             "QLabel#scope { padding: 4px 8px; background: %s; }" % ("#e3ecfd" if view.scope else "#f3f3f5")
         )
+
+    def _whole(self) -> str:
+        """What an unscoped view covers: the whole trace, or the loaded window of a file too large to hold."""
+        return "the whole window" if self.document is not None and self.document.window else "the whole trace"
+
+    def _show_idle_details(self, summary: dict | None) -> None:
+        """Details with nothing selected: the verdict of the scope the panels show (None: being computed)."""
+        self.details_idle, self.details_event = True, None
+        self.details.show_fields(*idle_details(summary, self._whole()))
+
+    def _describe_event(self, source: int, row: int) -> None:
+        """Details on one event; an NVTX range (a click on one scopes the panels) with the verdict of the
+        scope the panels show, or "computing…" while it is computed."""
+        title, fields = describe(self.document, source, row)
+        if source == NVTX:
+            pending = self.scope_task is not None or self.current_view is None
+            fields = [*fields, *idle_details(None if pending else self.current_view.summary, self._whole())[1][:2]]
+        self.details_idle, self.details_event = False, (source, row)
+        self.details.show_fields(title, fields)
 
     def _on_failed(self, path: Path, message: str) -> None:
         self.task = None
@@ -431,12 +458,9 @@ class MainWindow(QMainWindow, OtherWindows):
         if self.document is None:
             return
         if source < 0:  # Esc or a click on nothing: Details stops describing the old event
-            summary = self.document.summary
-            verdict = summary["launch"]["verdict"] if summary else "computing…"
-            self.details.show_fields("Nothing selected", [("verdict", verdict)])
+            self._show_idle_details(self.current_view.summary if self.current_view is not None else None)
             return
-        title, fields = describe(self.document, source, row)
-        self.details.show_fields(title, fields)
+        self._describe_event(source, row)
         if source == KERNEL:  # the other way: the kernel's row in the Kernels table
             self.stats.show_identity(self.document.identity_of(row))
         self.side_tabs.setCurrentWidget(self.details)
@@ -459,6 +483,7 @@ class MainWindow(QMainWindow, OtherWindows):
         dag = self.dag_view.dag
         if dag is not None and indices:
             by_index = {node.index: node for node in dag.nodes}
+            self.details_idle, self.details_event = False, None
             self.details.show_fields(*describe_nodes([by_index[i] for i in indices if i in by_index]))
             self.side_tabs.setCurrentWidget(self.details)
         if self.document is None or not indices:
@@ -471,7 +496,7 @@ class MainWindow(QMainWindow, OtherWindows):
 
     def export_report(self) -> None:
         """A report of the open trace over the current scope (Compare with… makes one of two traces)."""
-        if self.document is None or self.document.view is None:
+        if self.document is None or self.document.view is None or self.current_view is None:
             return
         document, scope = self.document, self.current_view.scope
 

@@ -34,6 +34,18 @@ class DetailsPanel(QTextBrowser):
         self.setHtml(f"<h3>{html.escape(title)}</h3>{_table(fields)}")
 
 
+def scope_span(summary: dict[str, Any]) -> str:
+    """The span of what the summary covers: the scope's own (first to last of its windows, and the time
+    inside them), else the trace's."""
+    scope = summary.get("scope")
+    if not scope:
+        return format_ns(summary["span_ns"])
+    span = scope["end_ns"] - scope["start_ns"]
+    inside = "" if scope["covered_ns"] == span else f", {format_ns(scope['covered_ns'])} inside its windows"
+    where = f"{format_ns(scope['start_ns'])} to {format_ns(scope['end_ns'])}{inside}"
+    return f"{format_ns(span)} ({where}; the trace spans {format_ns(summary['span_ns'])})"
+
+
 class SummaryPanel(QTextBrowser):
     """The launch-overhead verdict and the numbers behind it."""
 
@@ -47,7 +59,7 @@ class SummaryPanel(QTextBrowser):
             ("file", summary["file"]),
             ("scope", scope["label"] if scope else whole),
             ("Nsight Systems", summary["nsys_version"] or "unknown"),
-            ("span", format_ns(summary["span_ns"])),
+            ("span", scope_span(summary)),
             ("kernels", f"{summary['kernels']['count']:,} ({format_ns(summary['kernels']['total_ns'])})"),
             ("memcpy", f"{summary['memcpy']['count']:,} ({format_bytes(summary['memcpy']['bytes'])})"),
             ("memset", f"{summary['memset']['count']:,}"),

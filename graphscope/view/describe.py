@@ -29,6 +29,19 @@ def describe(document: TraceDocument, source: int, row: int) -> tuple[str, Field
     return describers[source](document, row)
 
 
+def idle_details(summary: dict | None, whole: str = "the whole trace") -> tuple[str, Fields]:
+    """What Details shows with nothing selected: the verdict of the scope the other panels describe
+    (`summary`: that scope's `summarize()`; None while it is computed), so no panel keeps an old one."""
+    if summary is None:
+        return "Nothing selected", [("verdict", "computing…")]
+    scope = summary.get("scope")
+    return "Nothing selected", [
+        ("scope", scope["label"] if scope else whole),
+        ("verdict", summary["launch"]["verdict"]),
+        ("tip", "click an event; drag the time axis or click an NVTX range to scope; Backspace clears it"),
+    ]
+
+
 def _time(document: TraceDocument, start: int, end: int) -> Fields:
     origin = document.layout.origin
     return [("start", format_time(start - origin)), ("duration", format_ns(end - start))]
