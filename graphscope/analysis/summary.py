@@ -230,7 +230,7 @@ def _summarize(
         "top_kernels": top_kernels,
         "launch": {
             "calls": int(calls_in.sum()),
-            "median_api_ns": _median(launches.api_ns[kernel_calls]),
+            "median_api_ns": _median(launches.api_ns[kernel_calls & ~launches.capture]),  # eager calls
             "median_latency_ns": median_latency_ns,
             "latency_calls": latency_calls,
             "median_graph_launch_api_ns": _median(launches.api_ns[graph_calls]),

@@ -19,7 +19,10 @@ def launch_rows(launch: dict[str, Any]) -> list[tuple[str, str]]:
     steady = launch["steady_state"]
     unknown = "-"  # no call of that kind (or none linked to GPU work): a median of nothing is not 0
     rows = [
-        ("median launch call", format_ns(launch["median_api_ns"]) if launch["kernel_launch_ns"] else unknown),
+        (  # the median eager call: none when every call captured
+            "median launch call",
+            format_ns(launch["median_api_ns"]) if launch["kernel_launch_ns"] and launch["median_api_ns"] else unknown,
+        ),
         (
             "median launch latency",
             format_ns(launch["median_latency_ns"]) if launch.get("latency_calls", 1) else unknown,

@@ -83,6 +83,8 @@ def test_the_seed_trace_counts_its_capture_apart_by_sql():
 
     summary = summarize(load_trace(H200_NODE))
     steady_state = summary["launch"]["steady_state"]
+    assert summary["launch"]["median_api_ns"] == np.median([c[2] - c[1] for c in eager])  # capture calls apart
+    assert summary["api"]["launches"] == len(calls) == 5005  # every call counted
     assert steady_state["capture_calls"] == 1000
     assert steady_state["capture_ns"] == sum(c[2] - c[1] for c in captured)
     assert steady_state["eager_launch_calls"] == len(steady) == 4001  # was 5,001 with the capture counted
@@ -177,9 +179,13 @@ def test_a_kineto_trace_of_a_capture_alone_is_not_judged(tmp_path):
     for i in range(20):
         events.api("hipExtModuleLaunchKernel", 5 + 10 * i, 4, 10 + i)
     events.api("hipStreamEndCapture", 300, 3, 50)
-    launch = summarize(load_trace(_kineto(tmp_path / "alone.json.gz", events)), whole=True)["launch"]
+    summary = summarize(load_trace(_kineto(tmp_path / "alone.json.gz", events)), whole=True)
+    launch = summary["launch"]
     assert launch["launch_bound"] is None and launch["verdict"].startswith(ALL_CAPTURE)
     assert launch["steady_state"]["capture_calls"] == 20 and "20 launch calls" in launch["verdict"]
+    assert summary["api"]["launches"] == 20  # counted, as every launch call is
+    text = render_summary(summary)
+    assert re.search(r"median launch call\s+-\n", text) and re.search(r"capture\s+20 launch calls, 80 us", text)
 
 
 def test_captures_nest_and_an_end_without_a_begin_closes_one_open_from_the_start(tmp_path):
