@@ -136,14 +136,14 @@ def render_summary(s: dict[str, Any]) -> str:
         width = min(32, max(len(r["name"]) for r in s["nvtx_ranges"]))
         lines.append(
             f"  {'range':<{width}}  {'n':>4}  {'duration':>10}  {'kernels':>8}  {'launches':>8}  "
-            f"{'launch CPU':>10}  {'capture':>7}  {'GPU busy':>10}  {'ratio':>7}"
+            f"{'submission':>10}  {'capture':>7}  {'GPU busy':>10}  {'ratio':>7}"
         )
         for r in s["nvtx_ranges"]:
             name = r["name"] if len(r["name"]) <= width else r["name"][: width - 1] + "…"
             ratio = "-" if r["overhead_ratio"] is None else f"{r['overhead_ratio']:.2f}"  # no GPU work: undefined
             lines.append(
                 f"  {name:<{width}}  {r['instances']:>4}  {format_ns(r['median_duration_ns']):>10}  "
-                f"{r['kernels']:>8,}  {r['launch_calls']:>8,}  {format_ns(r['launch_ns']):>10}  "
+                f"{r['kernels']:>8,}  {r['launch_calls']:>8,}  {format_ns(r.get('submit_ns', r['launch_ns'])):>10}  "
                 f"{r.get('capture_calls', 0):>7,}  {format_ns(r['gpu_busy_ns']):>10}  {ratio:>7}"
             )
     if s.get("capture_attribution"):
