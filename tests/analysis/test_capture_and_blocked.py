@@ -313,6 +313,25 @@ def test_a_saturated_gpu_with_blocking_launch_calls_is_gpu_bound(export_copy):
     assert re.search(rf"without GPU work\s+{len(without)} launch calls", text)
 
 
+def test_each_gpu_of_an_export_is_judged_gpu_bound_on_its_own_waiting(tmp_path):
+    """Device 0 always busy from 10 us on (GPU-bound), device 1 waiting between 0.5 us kernels (launch-bound):
+    each GPU's verdict follows its own idle waiting for the CPU, the whole trace's both."""
+    events = _Events()
+    for i in range(40):
+        events.api("cudaLaunchKernel", 10 * i, 4, 2 * i + 1)
+        events.kernel(10 + 10 * i, 10, 2 * i + 1, name="busy")  # back to back on device 0
+        events.api("cudaLaunchKernel", 10 * i + 5, 4, 2 * i + 2)
+        events.kernel(10 * i + 9.5, 0.5, 2 * i + 2, name="short")
+        events[-1]["args"]["device"] = 1
+    summary = summarize(load_trace(_kineto(tmp_path / "two.json.gz", events)), whole=True)
+    gpus = {g["device"]: g for g in summary["gpu"]}
+    assert gpus[0]["host_wait_idle_ns"] == 10_000 and gpus[0]["busy_ns"] == 400_000  # by hand: [0, 10 us)
+    assert gpus[0]["launch"]["launch_bound"] is False and gpus[0]["launch"]["verdict"].startswith("GPU-bound")
+    assert gpus[1]["launch"]["launch_bound"] is True and gpus[1]["launch"]["verdict"].startswith("launch-bound")
+    waited = (10_000 + gpus[1]["host_wait_idle_ns"]) / (2 * 410_000)
+    assert waited > GPU_BOUND_HOST_WAIT and summary["launch"]["launch_bound"] is True
+
+
 def test_slow_calls_while_the_gpu_made_no_progress_are_not_blocked(tmp_path):
     """A launch call 80x the median (400 us) is blocked only if some GPU work ended while it ran."""
 
