@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.core.events import measured_range, warmup_range
+from graphscope.core.events import CAPTURE_RANGE, measured_range, warmup_range
 from graphscope.core.launch_config import Dim, LaunchConfig, Site, block_problem
 from graphscope.core.rules import OUTPUT_TOLERANCES
 
@@ -164,7 +164,7 @@ class LiveWorkload:
         if mode == "graph":
             if self.graph is None or fresh:
                 if nvtx:
-                    fw.push("graphscope capture")
+                    fw.push(CAPTURE_RANGE)
                 info["capture"] = self.capture_graph()
                 if nvtx:
                     fw.pop()
