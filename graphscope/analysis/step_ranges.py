@@ -165,7 +165,12 @@ def families(trace: Trace, work: Table | None = None) -> list[StepFamily]:
 def step_family(trace: Trace, work: Table | None = None) -> StepFamily | None:
     """The trace's steps (the rule in the module docstring), or None when no family of ranges qualifies.
     graphscope's measured repetitions are its steps whenever the trace holds them."""
-    ranked = families(trace, work)
-    if ranked and ranked[0].pattern == MEASURED_PATTERN:
+    return chosen(families(trace, work))
+
+
+def chosen(ranked: list[StepFamily]) -> StepFamily | None:
+    """The step family among `families(...)`'s answer (its first, when it is graphscope's measured
+    repetitions or passes the step rule), else None."""
+    if ranked and (ranked[0].pattern == MEASURED_PATTERN or ranked[0].is_step):
         return ranked[0]
-    return ranked[0] if ranked and ranked[0].is_step else None
+    return None
