@@ -82,3 +82,11 @@ STEP_DISJOINT_SHARE = 0.90
 """The instances of a step family are mostly side by side, not nested or concurrent: the time their
 union covers is at least 90% of the sum of their lengths (recursive or per-thread ranges of one name
 overlap; ProfilerStep#N and eager_N do not overlap at all)."""
+
+PLAN_EXPECTED = "expected step without switching"
+PLAN_SWITCHING = "switching"
+PLAN_PREDICTED = "predicted step"
+"""The capture-size plan's three numbers per set of sizes, one label each, in every face (text, JSON docs,
+reports, the Plan panel): the expected step of the padded replays and eager steps (`expected_ns`, what
+the optimiser minimises), the expected cost of replaying a graph after another one (`switch_ns`), and
+their sum (`predicted_ns`, the verdict's figure and what serving is checked against)."""
