@@ -181,7 +181,7 @@ def verdict(
         else ""
     )
     if best is None or not best.sizes:
-        return "capture none: no graph within the budgets lowers the expected step time" + beyond
+        return f"capture none: no graph within the budgets lowers the {PLAN_EXPECTED}" + beyond
     gain = all_eager.predicted_ns / best.predicted_ns if best.predicted_ns else 0.0
     parts = (
         f" ({PLAN_EXPECTED} {format_ns(best.expected_ns)} + {PLAN_SWITCHING} between graphs "

@@ -19,7 +19,7 @@ from graphscope.analysis.scope import Scope, TimeWindow, nvtx_scope, parse_windo
 from graphscope.analysis.summary import TraceAnalysis, analyze
 from graphscope.core.errors import BadInputError
 from graphscope.core.events import MODES
-from graphscope.report.compose import trace_sides
+from graphscope.report.scopes import trace_sides
 from graphscope.report.sides import Side, run_side, trace_side
 from graphscope.trace import Trace, load_trace
 
@@ -207,7 +207,7 @@ class Loaded:
         return self.traces[key]
 
     def side(self, path: Path, scope: NvtxSource | RangeSource | Scope | None, label: str | None = None) -> Side:
-        """A trace over a scope (None: its default, report/compose.py: its steps, else the whole trace)."""
+        """A trace over a scope (None: its default, report/scopes.py: its steps, else the whole trace)."""
         opened = self.trace(path)
         if scope is None:
             side = trace_sides(opened)[0]
@@ -219,7 +219,7 @@ class Loaded:
         return trace_side(*opened, scope.scope(opened[0]), label or f"{Path(path).name} {scope.label}")
 
     def comparable(self, path_a: Path, path_b: Path) -> tuple[Side, Side]:
-        """Two traces over like-for-like default scopes (report/compose.py), saying how they were chosen."""
+        """Two traces over like-for-like default scopes (report/scopes.py), saying how they were chosen."""
         if Path(path_a).resolve() == Path(path_b).resolve():  # one trace: its deferred columns load once
             opened = self.trace(path_a), self.trace(path_b)
         else:
@@ -245,7 +245,7 @@ def sides_for(
     option_a, option_b = parse_scope_option(scope_a, "--a"), parse_scope_option(scope_b, "--b")
     kinds = tuple(type(s) for s in sources)
     loaded = Loaded()
-    if TuneSource in kinds or StoredPlan in kinds:  # each is reported on its own (report/compose.py)
+    if TuneSource in kinds or StoredPlan in kinds:  # each is reported on its own (report/scopes.py)
         raise BadInputError(USAGE)
     if all(k is RunSource for k in kinds) and len(kinds) <= 2:
         store = _open_store(session)
