@@ -107,6 +107,12 @@ def make_plan(
 ) -> dict[str, Any]:
     """The plan's JSON form: the best set, both frontiers, the per-size table, and a named list beside."""
     costs, switch = costs_of(measured), switch_penalty(measured)
+    if not costs:
+        from graphscope.core.errors import BadInputError
+
+        raise BadInputError(
+            "no measured size can be planned: every size's graph computed other outputs than its eager step"
+        )
     result = plan(costs, traffic, memory_budget, startup_budget_ns, switch)
     compared = None
     if compare:

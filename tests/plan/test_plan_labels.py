@@ -128,3 +128,13 @@ def test_traffic_above_every_measured_size_says_no_graph_can_serve_it(workload, 
     assert main([*args, "--json"]) == 0
     plan = _strict(capsys.readouterr().out)
     assert "25.0% of requests are larger than the largest measured size 32" in plan["verdict"]
+
+
+def test_a_plan_with_no_size_whose_graph_matches_is_refused_in_one_line():
+    from graphscope.core.errors import BadInputError
+
+    data = measured()
+    for size in data["measurements"]["sizes"]:
+        size["outputs"] = {"checked": True, "match": False, "exact": False}
+    with pytest.raises(BadInputError, match="no measured size can be planned"):
+        runner.make_plan(data, TRAFFIC)
