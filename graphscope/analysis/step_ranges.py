@@ -43,7 +43,7 @@ _OP_RANGE = re.compile(
     r"aten::|prim::|c10d::|_c10d_functional::|autograd::|torch::autograd::|op_id\s*=|,\s*seq\s*=\s*\d"
     r"|^(?:cublas|cublasLt|cudnn|nccl|rccl|cufft|curand|cusparse|cusolver|hipblas|hipblasLt|rocblas|miopen)"
     r"(?:[A-Z_:]|$)"
-    r"|^[A-Za-z0-9_]*Backward\d*$"
+    r"|^[A-Za-z0-9_]+Backward\d*$"
     r"|(?:\.py|>)\(\d+\): |^<built-in (?:method|function) |^nn\.Module: |^record_param_comms$"
     r"|^\{'(?:traceMarker|mod|op)'"
 )

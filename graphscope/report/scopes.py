@@ -23,7 +23,7 @@ from graphscope.analysis.scope import Scope
 from graphscope.analysis.step_ranges import StepFamily, chosen, families, step_family
 from graphscope.analysis.summary import TraceAnalysis
 from graphscope.core.events import MEASURED_PATTERN
-from graphscope.core.rules import STEP_GPU_SHARE
+from graphscope.core.rules import STEP_DISJOINT_SHARE, STEP_GPU_SHARE
 from graphscope.report.sides import Side, trace_side
 from graphscope.trace.model import Trace
 
@@ -62,7 +62,7 @@ def paired_scopes(a: Opened, b: Opened) -> tuple[Scope, Scope, str]:
     for mine, other in ((0, 1), (1, 0)):
         if steps[mine] is not None and steps[other] is None:
             alike = _find(ranked[other], steps[mine].pattern)
-            if alike is not None and alike.instances > 1:
+            if alike is not None and alike.disjoint_share >= STEP_DISJOINT_SHARE:  # side by side, as steps are
                 scopes = [_scope(steps[mine]), _scope(alike)]
                 if mine == 1:
                     scopes.reverse()
