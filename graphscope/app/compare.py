@@ -82,13 +82,12 @@ class CompareWindow(QWidget):
             self.export_button.setEnabled(len(self.documents) == 2)
 
     def report_sides(self):
-        """Both documents as report sides, each over its default scope (a run's measured repetitions)."""
-        from graphscope.report.sides import trace_side
+        """Both documents as report sides, A and B in the window's order (whichever finished loading
+        first), over the scopes `graphscope report A B` uses: one engine, one headline (report/compose.py)."""
+        from graphscope.report.compose import trace_sides
 
-        return tuple(  # A and B in the window's order, whichever finished loading first
-            trace_side(d.trace, d.analysis, d.default_scope, f"{label} ({Path(d.trace.path).name})")
-            for label, d in ((label, self.documents[label]) for label in self.views if label in self.documents)
-        )
+        documents = [self.documents[label] for label in self.views if label in self.documents]
+        return trace_sides(*((d.trace, d.analysis) for d in documents))
 
     def export(self) -> None:
         from graphscope.report.compose import report_of

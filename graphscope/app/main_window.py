@@ -500,11 +500,11 @@ class MainWindow(QMainWindow, OtherWindows):
             return
         document, scope = self.document, self.current_view.scope
 
-        def build():
-            from graphscope.report.compose import report_of
-            from graphscope.report.sides import trace_side
+        def build():  # unscoped: the trace's own default, as `graphscope report FILE` (report/compose.py)
+            from graphscope.report.compose import report_of, same_scope, trace_sides
 
-            return report_of(trace_side(document.trace, document.analysis, scope, Path(document.trace.path).name))
+            scopes = None if same_scope(scope, document.default_scope) else (scope, None)
+            return report_of(*trace_sides((document.trace, document.analysis), scopes=scopes))
 
         self.report_task = export_report(self, build, f"{Path(document.trace.path).stem}-report.html")
 

@@ -1,13 +1,14 @@
 """The Plan panel: which batch sizes to capture (`graphscope plan` in the GUI).
 
 Measure a workload's sizes in a child process (or re-plan a stored plan's measurements, no GPU needed),
-then see the frontier of expected step time against graph memory with the chosen set ringed, the
+then see the frontier of the expected step (without switching) against graph memory with the chosen set ringed, the
 per-size table with the chosen sizes marked, the verdict, and the chosen set as an engine's config
 snippet to copy; the plan's report exports like every other.
 """
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +36,11 @@ from graphscope.app.table_copy import make_copyable
 from graphscope.app.task_panel import TaskPanel
 from graphscope.app.workers import Task
 from graphscope.core.progress import CancelToken, ProgressCallback
+from graphscope.core.rules import PLAN_EXPECTED
 from graphscope.plan.snippets import ENGINES, engine_snippet
 from graphscope.report.plan_report import COLUMNS as PER_SIZE_COLUMNS
 from graphscope.report.plan_report import per_size_cells
+from graphscope.report.plan_text import under_rule_lines
 
 COLUMNS = (*PER_SIZE_COLUMNS, "captured")
 CHOSEN = QColor(214, 234, 248)
@@ -104,10 +107,10 @@ class PlanPanel(TaskPanel):
         self.plan_button = self.start_button
         self.verdict = QLabel()
         self.verdict.setWordWrap(True)
-        self.plot = pg.PlotWidget(title="expected step time against graph memory (the Pareto frontier)")
+        self.plot = pg.PlotWidget(title=f"{PLAN_EXPECTED} against graph memory (the Pareto frontier)")
         self.plot.setBackground("w")
         self.plot.setLabel("bottom", "graph memory (MiB, as the table counts it)")
-        self.plot.setLabel("left", "expected step", units="s")
+        self.plot.setLabel("left", PLAN_EXPECTED, units="s")
         self.plot.showGrid(x=True, y=True, alpha=0.3)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
@@ -177,7 +180,8 @@ class PlanPanel(TaskPanel):
     def _done(self, result: dict[str, Any]) -> None:
         self.result = result
         self._finish(f"stored as plan {result['plan_id']} (plan:{result['plan_id']} re-plans it without a GPU)")
-        self.verdict.setText(f"<b>Plan:</b> {result['verdict']}")
+        why = "".join(f"<br>{html.escape(line)}" for line in under_rule_lines(result))  # sizes under the 20% rule
+        self.verdict.setText(f"<b>Plan:</b> {html.escape(result['verdict'])}{why}")
         self._fill_table(result)
         self._draw(result)
         self._show_snippet()

@@ -15,6 +15,8 @@ from typing import Any
 
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.records import Recorder
+from graphscope.core.rules import PLAN_EXPECTED, PLAN_PREDICTED, PLAN_SWITCHING
+from graphscope.plan.explain import kept_under_rule
 from graphscope.plan.optimizer import Choice, SizeCost, evaluate, plan
 from graphscope.workload.session import DEFAULT_TIMEOUT_S, WorkloadSession
 
@@ -105,6 +107,12 @@ def make_plan(
 ) -> dict[str, Any]:
     """The plan's JSON form: the best set, both frontiers, the per-size table, and a named list beside."""
     costs, switch = costs_of(measured), switch_penalty(measured)
+    if not costs:
+        from graphscope.core.errors import BadInputError
+
+        raise BadInputError(
+            "no measured size can be planned: every size's graph computed other outputs than its eager step"
+        )
     result = plan(costs, traffic, memory_budget, startup_budget_ns, switch)
     compared = None
     if compare:
@@ -125,7 +133,9 @@ def make_plan(
         "startup_frontier": [c.to_json() for c in result.startup_frontier],
         "compared": compared,
         "stops_paying_above": _stops_paying(result.costs),
-        "verdict": verdict(result.best, result.all_eager, compared),
+        "kept_under_rule": kept_under_rule(result.costs, traffic, result.best, switch),
+        "above_measured": _above_measured(result.costs, traffic),
+        "verdict": verdict(result.best, result.all_eager, compared, _above_measured(result.costs, traffic)),
     }
 
 
@@ -147,27 +157,58 @@ def _stops_paying(costs: list[SizeCost]) -> int | None:
     return paying[-1]
 
 
-def verdict(best: Choice | None, all_eager: Choice, compared: dict[str, Any] | None) -> str:
+def _above_measured(costs: list[SizeCost], traffic: dict[int, float]) -> dict[str, Any] | None:
+    """The requests larger than the largest measured size (no graph can serve them; the planner prices
+    them as the eager step at that size): {largest_measured, share}, or None when there are none."""
+    largest = max(c.size for c in costs)
+    total = sum(w for w in traffic.values() if w > 0)
+    above = sum(w for b, w in traffic.items() if w > 0 and b > largest)
+    return {"largest_measured": largest, "share": above / total} if above and total else None
+
+
+def verdict(
+    best: Choice | None,
+    all_eager: Choice,
+    compared: dict[str, Any] | None,
+    above: dict[str, Any] | None = None,
+) -> str:
     """The plan in words, naming the numbers it judged."""
     from graphscope.core.units import format_bytes, format_ns
 
+    if above is not None and above["share"] >= 1:
+        return (
+            f"capture none: every request is larger than the largest measured size {above['largest_measured']}: "
+            "no graph can serve them (measure larger sizes with --sizes)"
+        )
+    beyond = (
+        f"; {above['share']:.1%} of requests are larger than the largest measured size {above['largest_measured']} "
+        "(no graph serves them; priced as the eager step at that size: measure larger sizes with --sizes)"
+        if above is not None
+        else ""
+    )
     if best is None or not best.sizes:
-        return "capture none: no graph within the budgets lowers the expected step time"
-    gain = all_eager.expected_ns / best.predicted_ns if best.predicted_ns else 0.0
-    switching = f", {format_ns(best.switch_ns)} of it switching between graphs" if best.switch_ns else ""
+        return f"capture none: no graph within the budgets lowers the {PLAN_EXPECTED}" + beyond
+    gain = all_eager.predicted_ns / best.predicted_ns if best.predicted_ns else 0.0
+    parts = (
+        f" ({PLAN_EXPECTED} {format_ns(best.expected_ns)} + {PLAN_SWITCHING} between graphs "
+        f"{format_ns(best.switch_ns)})"
+        if best.switch_ns
+        else ""
+    )
     text = (
-        f"capture {len(best.sizes)} sizes ({', '.join(map(str, best.sizes))}): expected step "
-        f"{format_ns(best.predicted_ns)}{switching} against {format_ns(all_eager.expected_ns)} with none "
+        f"capture {len(best.sizes)} sizes ({', '.join(map(str, best.sizes))}): {PLAN_PREDICTED} "
+        f"{format_ns(best.predicted_ns)}{parts} against {format_ns(all_eager.predicted_ns)} with none "
         f"({gain:.2f}x), "
         f"{format_bytes(best.memory_bytes)} of graph memory, {format_ns(best.startup_ns)} of capture at start-up, "
         f"padding waste {best.padding_waste:.1%}, {best.eager_share:.1%} of requests above the largest run eagerly"
     )
     if compared:
         text += (
-            f"; the compared list ({len(compared['measured'])} sizes): {format_ns(compared['predicted_ns'])}, "
+            f"; the compared list ({len(compared['measured'])} sizes): {PLAN_PREDICTED} "
+            f"{format_ns(compared['predicted_ns'])}, "
             f"{format_bytes(compared['memory_bytes'])}, {format_ns(compared['startup_ns'])} at start-up"
         )
-    return text
+    return text + beyond
 
 
 def plan_and_record(

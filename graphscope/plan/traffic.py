@@ -4,6 +4,7 @@ carry the batch size ("decode bs=8", "batch_32")."""
 from __future__ import annotations
 
 import csv
+import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -12,6 +13,11 @@ from graphscope.core.errors import BadInputError
 
 _SIZE_IN_NAME = re.compile(r"(?:bs|batch|size)\D{0,3}(\d+)", re.IGNORECASE)
 TRACE_SUFFIXES = (".sqlite", ".nsys-rep", ".json", ".gz")
+MAX_SIZE = 2**31 - 1
+"""The largest batch size a request may name (a CUDA grid dimension's limit; any real batch is far below)."""
+MAX_WEIGHT = 1e15
+"""The largest count (or relative weight) one line may give: a quadrillion requests. Above it the sums the
+planner forms can overflow (two weights of 1e308 add to infinity, and every share becomes 0)."""
 
 
 def read_traffic(path: Path) -> dict[int, float]:
@@ -29,7 +35,8 @@ def read_traffic(path: Path) -> dict[int, float]:
     header = [c.strip().lower() for c in rows[0]] if rows else []
     column = header.index("size") if "size" in header else 0
     count = header.index("count") if "count" in header else (1 if rows and len(rows[0]) > 1 else None)
-    for number, row in enumerate(rows[1:] if header and not header[column].isdigit() else rows, 1):
+    named = bool(header) and not header[column].isdigit()  # a header line: data starts on line 2
+    for number, row in enumerate(rows[1:] if named else rows, 2 if named else 1):
         if not row or not "".join(row).strip():
             continue
         try:
@@ -37,12 +44,26 @@ def read_traffic(path: Path) -> dict[int, float]:
             weight = float(row[count]) if count is not None and count < len(row) else 1.0
         except (ValueError, IndexError):
             raise BadInputError(f"--traffic {path}: line {number} is not a size (or size,count): {row}") from None
-        if size < 1 or weight < 0:
-            raise BadInputError(f"--traffic {path}: line {number}: sizes are positive, counts not negative")
+        _check(path, number, size, weight)
         traffic[size] += weight
-    if not traffic or sum(traffic.values()) <= 0:
-        raise BadInputError(f"--traffic {path}: holds no request sizes")
+    if not traffic or not math.fsum(traffic.values()) > 0:
+        raise BadInputError(f"--traffic {path}: holds no request sizes (every count is 0)")
+    if not math.isfinite(math.fsum(traffic.values())):
+        raise BadInputError(f"--traffic {path}: the counts add up past what a float holds; give smaller weights")
     return dict(traffic)
+
+
+def _check(path: Path, number: int, size: int, weight: float) -> None:
+    """One line's size and count, refused in one line when outside what a request can be."""
+    where = f"--traffic {path}: line {number}"
+    if size < 1 or size > MAX_SIZE:
+        raise BadInputError(f"{where}: a size is a whole number from 1 to {MAX_SIZE:,}, not {size}")
+    if not math.isfinite(weight):
+        raise BadInputError(f"{where}: the count {weight} is not a number of requests (write a finite count)")
+    if weight < 0:
+        raise BadInputError(f"{where}: counts are not negative ({weight:g})")
+    if weight > MAX_WEIGHT:
+        raise BadInputError(f"{where}: a count is at most {MAX_WEIGHT:.0e} requests, not {weight:g}")
 
 
 def _from_trace(path: Path) -> dict[int, float]:
@@ -55,7 +76,7 @@ def _from_trace(path: Path) -> dict[int, float]:
     names = {int(t): trace.symbols.name(int(t)) for t in set(texts.tolist()) if t >= 0}
     for text in texts.tolist():
         found = _SIZE_IN_NAME.search(names.get(int(text), ""))
-        if found and int(found.group(1)) > 0:
+        if found and 0 < int(found.group(1)) <= MAX_SIZE:
             traffic[int(found.group(1))] += 1
     if not traffic:
         raise BadInputError(

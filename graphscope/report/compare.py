@@ -108,8 +108,23 @@ def headline(report: dict[str, Any]) -> list[str]:
 def traced_differently(a: Side, b: Side) -> str | None:
     """A warning when the two sides were not traced alike (graph trace mode, GPU, profiler, Nsight Systems
     version)."""
+    problems = _tracing(a, b)
     if a.summary is None or b.summary is None:
         return None
+    gpus = [sorted({g["name"] for g in side.summary.get("gpu", []) if g.get("name")}) for side in (a, b)]
+    if gpus[0] and gpus[1] and gpus[0] != gpus[1]:
+        problems.append(f"on {', '.join(gpus[0])} against {', '.join(gpus[1])}")
+    versions = a.summary.get("nsys_version"), b.summary.get("nsys_version")
+    if versions[0] != versions[1] and all(versions):
+        problems.append(f"Nsight Systems {versions[0]} against {versions[1]}")
+    return "the sides were traced differently: " + "; ".join(problems) if problems else None
+
+
+def _tracing(a: Side, b: Side) -> list[str]:
+    """The differences in tracing that change launch and step times themselves (graph trace mode, the
+    profiler): with any of them, the gain cannot be told from the tracing's own cost."""
+    if a.summary is None or b.summary is None:
+        return []
     problems = []
     modes = a.summary.get("graph_trace_mode"), b.summary.get("graph_trace_mode")
     if modes[0] != modes[1] and all(modes):
@@ -118,9 +133,6 @@ def traced_differently(a: Side, b: Side) -> str | None:
             "graph-level tracing records no kernels inside graphs, so launch times and kernel lists differ by "
             "how they were traced"
         )
-    gpus = [sorted({g["name"] for g in side.summary.get("gpu", []) if g.get("name")}) for side in (a, b)]
-    if gpus[0] and gpus[1] and gpus[0] != gpus[1]:
-        problems.append(f"on {', '.join(gpus[0])} against {', '.join(gpus[1])}")
     tracers = [_tracer(side.summary) for side in (a, b)]
     if tracers[0] != tracers[1]:
         problems.append(
@@ -128,10 +140,22 @@ def traced_differently(a: Side, b: Side) -> str | None:
             "on the H200: torch.profiler made a 1,000-node graph launch 1.56 ms, Nsight Systems' node-level "
             "tracing slowed the same step by 130%), so launch and idle times differ by who traced them"
         )
-    versions = a.summary.get("nsys_version"), b.summary.get("nsys_version")
-    if versions[0] != versions[1] and all(versions):
-        problems.append(f"Nsight Systems {versions[0]} against {versions[1]}")
-    return "the sides were traced differently: " + "; ".join(problems) if problems else None
+    return problems
+
+
+def _no_gain_verdict(a: Side, b: Side, wall: dict[str, Any] | None) -> str | None:
+    """The gain line when the sides' tracing differs in a way that changes times (None otherwise): the
+    ratio is stated, never judged."""
+    if not _tracing(a, b):
+        return None
+    ratio = ""
+    if wall is not None and wall["a_median"] > 0 and wall["b_median"] > 0:
+        ratio = f" ({wall['a_median'] / wall['b_median']:.2f}x end to end)"
+    if a.program is not None and a.program == b.program:
+        why = f"the same program ({a.program}) traced two ways: the difference in time{ratio} is the tracing's"
+    else:
+        why = f"the sides were traced differently, so the difference in time{ratio} includes the tracing's own cost"
+    return f"no gain verdict: {why}; trace both the same way to compare them"
 
 
 def _tracer(summary: dict[str, Any]) -> str:
@@ -148,7 +172,10 @@ def _verdicts(a: Side, b: Side, metrics: dict[str, Any]) -> dict[str, str]:
         verdicts["launch_overhead"] = f"{a.label}: {launch['verdict']}"
     wall = metrics.get("wall_ns")
     steps = min(a.step_count, b.step_count)
-    if wall is None:
+    withheld = _no_gain_verdict(a, b, wall)
+    if withheld is not None:
+        verdicts["gain"] = withheld
+    elif wall is None:
         verdicts["gain"] = "no end-to-end time to compare"
     elif not (wall["a_median"] > 0 and wall["b_median"] > 0):
         verdicts["gain"] = "no end-to-end time to compare: a side's steps last 0 ns (its scope holds no time)"

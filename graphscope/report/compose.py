@@ -1,5 +1,6 @@
 """Sources -> sides -> report -> charts, written once: the CLI, the Compare window, File > Export report…
-and the Tune panel all build their reports here."""
+and the Tune panel all build their reports here; a trace side's default scope is chosen in
+report/scopes.py only, so the same files give the same report in every face."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from typing import Any
 
 from graphscope.report.compare import build_report
 from graphscope.report.formats import charts_for
+from graphscope.report.scopes import Opened, same_scope, trace_sides
 from graphscope.report.sides import Side
+
+__all__ = ["Report", "report_from_sources", "report_of", "same_scope", "trace_report", "trace_sides"]
 
 Report = tuple[dict[str, Any], dict[str, str]]  # the JSON-shaped report, and its SVG charts (HTML only)
 
@@ -17,6 +21,11 @@ def report_of(a: Side, b: Side | None = None, title: str | None = None, charts: 
     """The report of one side (or A against B), with its charts unless `charts` is False."""
     report = build_report(a, b, title=title)
     return report, (charts_for(report, (a, b)) if charts else {})
+
+
+def trace_report(a: Opened, b: Opened | None = None, title: str | None = None, charts: bool = True) -> Report:
+    """The report of one trace, or of trace A against trace B, over their default scopes (report/scopes.py)."""
+    return report_of(*trace_sides(a, b), title=title, charts=charts)
 
 
 def report_from_sources(

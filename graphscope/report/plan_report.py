@@ -7,9 +7,10 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from graphscope.core.rules import PLAN_EXPECTED, PLAN_PREDICTED, PLAN_SWITCHING
 from graphscope.core.units import format_bytes, format_ns
 from graphscope.report.compare import FORMAT
-from graphscope.report.plan_text import served_line
+from graphscope.report.plan_text import served_line, under_rule_lines
 from graphscope.report.svg import frontier
 
 COLUMNS = ("size", "eager step", "graph replay", "saves", "graph memory", "capture", "pays (~20% rule)")
@@ -40,6 +41,8 @@ def plan_report(plan: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
             name,
             ", ".join(map(str, c["sizes"])) or "none",
             format_ns(c["expected_ns"]),
+            format_ns(c.get("switch_ns") or 0.0),
+            format_ns(c.get("predicted_ns", c["expected_ns"])),
             format_bytes(c["memory_bytes"]),
             format_ns(c["startup_ns"]),
             f"{c['padding_waste']:.1%}",
@@ -69,12 +72,22 @@ def plan_report(plan: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
             {"title": "Per batch size", "columns": list(COLUMNS), "rows": rows, "raw": raw, "chart": "frontier"},
             {
                 "title": "Sets of sizes",
-                "columns": ["set", "sizes", "expected step", "memory", "start-up", "padding waste", "eager share"],
+                "columns": [
+                    "set",
+                    "sizes",
+                    PLAN_EXPECTED,
+                    PLAN_SWITCHING,
+                    PLAN_PREDICTED,
+                    "memory",
+                    "start-up",
+                    "padding waste",
+                    "eager share",
+                ],
                 "rows": chosen,
             },
         ],
-        "notes": [served_line(plan["served"])] if plan.get("served") else [],
+        "notes": under_rule_lines(plan) + ([served_line(plan["served"])] if plan.get("served") else []),
         "plan": plan,
     }
     best = plan["best"]["sizes"] if plan["best"] else []
-    return report, {"frontier": frontier(plan["memory_frontier"], best, "expected step time against graph memory")}
+    return report, {"frontier": frontier(plan["memory_frontier"], best, f"{PLAN_EXPECTED} against graph memory")}

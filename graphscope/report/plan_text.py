@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphscope.core.rules import PLAN_EXPECTED, PLAN_PREDICTED, PLAN_SWITCHING, WORTHWHILE_GAIN
 from graphscope.core.units import format_bytes, format_ns
 
 
@@ -42,6 +43,33 @@ def _switch_text(served: dict[str, Any]) -> str:
     return text
 
 
+def under_rule_lines(plan: dict[str, Any]) -> list[str]:
+    """Why each chosen size the per-size table says does not pay is in the plan (plan/explain.py)."""
+    lines = []
+    for entry in plan.get("kept_under_rule") or []:
+        low, high = entry["serves_sizes"]
+        sizes = f"size {high}" if low == high else f"sizes {low}-{high}"
+        instead = f"pad up to size {entry['instead']}" if entry["instead"] else "run eagerly"
+        mine, other = entry["with"], entry["without"]
+        text = (
+            f"size {entry['size']} is chosen though its graph saves {entry['saving']:.0%} of its eager step "
+            f"(under the ~{WORTHWHILE_GAIN:.0%} rule): it serves the {entry['serves_share']:.1%} of requests of "
+            f"{sizes}, which without it would {instead}. Without it (with it): {PLAN_EXPECTED} "
+            f"{format_ns(other['expected_ns'])} ({format_ns(mine['expected_ns'])}), padding waste "
+            f"{other['padding_waste']:.1%} ({mine['padding_waste']:.1%}), {PLAN_SWITCHING} "
+            f"{format_ns(other['switch_ns'])} ({format_ns(mine['switch_ns'])}), {PLAN_PREDICTED} "
+            f"{format_ns(other['predicted_ns'])} ({format_ns(mine['predicted_ns'])}); it costs "
+            f"{format_bytes(entry['memory_bytes'])} of graph memory and {format_ns(entry['startup_ns'])} of capture"
+        )
+        if other["predicted_ns"] < mine["predicted_ns"]:
+            text += (
+                f"; with {PLAN_SWITCHING} priced, the set without it predicts less: the optimiser minimises the "
+                f"{PLAN_EXPECTED} (exact), and {PLAN_SWITCHING} is added to each set afterwards"
+            )
+        lines.append(text)
+    return lines
+
+
 def render_plan(plan: dict[str, Any]) -> str:
     lines = [f"{plan['workload']}: {len(plan['per_size'])} batch sizes measured ({plan['reps']} repetitions each)"]
     environment = plan.get("environment") or {}
@@ -57,6 +85,7 @@ def render_plan(plan: dict[str, Any]) -> str:
         )
     if plan.get("stops_paying_above"):
         lines.append(f"  graphs stop paying above size {plan['stops_paying_above']} (the ~20% rule)")
+    lines += ["  " + line for line in under_rule_lines(plan)]
     order = plan.get("order_effect")
     if order:
         lines.append(
@@ -66,7 +95,7 @@ def render_plan(plan: dict[str, Any]) -> str:
     served = plan.get("served")
     if served:
         lines.append("  " + served_line(served))
-    lines += ["", "Frontier (expected step time against graph memory)"]
+    lines += ["", f"Frontier ({PLAN_EXPECTED} against graph memory)"]
     for point in plan["memory_frontier"][:12]:
         lines.append(
             f"  {format_bytes(point['memory_bytes']):>10}  {format_ns(point['expected_ns']):>10}  "

@@ -78,6 +78,7 @@ class Side:
     dag: Dag | None = None  # the first traced graph's nodes, when the trace traced them
     notes: list[str] = field(default_factory=list)
     kernel_steps: int | None = None  # steps the kernel counts cover, when they come from another source
+    program: str | None = None  # the traced command line, where the trace records it (Nsight Systems)
 
     @property
     def step_count(self) -> int:
@@ -106,6 +107,7 @@ def trace_side(trace: Trace, analysis: TraceAnalysis, scope: Scope | None, label
         steps=_steps(trace, analysis, *windows),
         summary=summary,
         notes=notes,
+        program=program_of(trace),
     )
     kernels_in = rows.gpu["kernels"] if rows is not None else np.ones(len(trace.kernels), dtype=bool)
     calls_in = rows.api[analysis.launches.rows] if rows is not None else slice(None)
@@ -118,6 +120,19 @@ def trace_side(trace: Trace, analysis: TraceAnalysis, scope: Scope | None, label
     side.excerpt = excerpt(trace, analysis, int(windows[0][0]), int(windows[1][0]))
     side.dag = _dag(trace, analysis, rows)
     return side
+
+
+def program_of(trace: Trace) -> str | None:
+    """The command line Nsight Systems launched (its capture metadata: PROCESS_0:COMMAND and
+    PROCESS_0:ARGUMENT_k), or None."""
+    capture = trace.info.capture
+    command = capture.get("PROCESS_0:COMMAND")
+    if not command:
+        return None
+    arguments = []
+    while (argument := capture.get(f"PROCESS_0:ARGUMENT_{len(arguments)}")) is not None:
+        arguments.append(argument)
+    return " ".join([command, *arguments])
 
 
 def _steps(trace: Trace, analysis: TraceAnalysis, starts: np.ndarray, ends: np.ndarray) -> dict[str, np.ndarray]:
@@ -180,9 +195,12 @@ def _kernel_rows(trace: Trace, rows: np.ndarray) -> list[KernelRow]:
 
 
 def excerpt(trace: Trace, analysis: TraceAnalysis, low: int, high: int) -> dict[str, Any]:
-    """Lanes of one window for a timeline picture: launch calls per thread, work per stream."""
+    """Lanes of one window for a timeline picture: launch calls per thread, work per stream. A window of
+    more than EXCERPT_EVENTS GPU events is drawn up to its first EXCERPT_EVENTS; `step_ns` keeps the
+    whole window's length (the caption says both)."""
     lanes = []
     api, work = trace.api, analysis.work
+    step_ns = high - low
     cut = np.searchsorted(work.start, low) + EXCERPT_EVENTS  # a dense window: its first few thousand events
     if cut < len(work) and work.start[cut] < high:
         high = int(work.start[cut])
@@ -201,7 +219,7 @@ def excerpt(trace: Trace, analysis: TraceAnalysis, low: int, high: int) -> dict[
         lane = _lane(f"GPU {device} stream {stream}", work, mine, "work")
         lane["kinds"] = [Activity(k).table for k in work.kind[mine][:EXCERPT_EVENTS].tolist()]
         lanes.append(lane)
-    return {"start_ns": low, "end_ns": high, "lanes": lanes}
+    return {"start_ns": low, "end_ns": high, "step_ns": step_ns, "lanes": lanes}
 
 
 def _lane(label: str, table: Table, rows: np.ndarray, kind: str) -> dict[str, Any]:

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from graphscope.analysis.alike import comparable_scopes
-from graphscope.analysis.scope import Scope, TimeWindow, measured_scope, nvtx_scope, parse_window
+from graphscope.analysis.scope import Scope, TimeWindow, nvtx_scope, parse_window
 from graphscope.analysis.summary import TraceAnalysis, analyze
 from graphscope.core.errors import BadInputError
 from graphscope.core.events import MODES
+from graphscope.report.scopes import trace_sides
 from graphscope.report.sides import Side, run_side, trace_side
 from graphscope.trace import Trace, load_trace
 
@@ -207,26 +207,26 @@ class Loaded:
         return self.traces[key]
 
     def side(self, path: Path, scope: NvtxSource | RangeSource | Scope | None, label: str | None = None) -> Side:
-        """A trace over a scope (None: its default, graphscope's measured repetitions where it has them)."""
-        trace, analysis = self.trace(path)
+        """A trace over a scope (None: its default, report/scopes.py: its steps, else the whole trace)."""
+        opened = self.trace(path)
+        if scope is None:
+            side = trace_sides(opened)[0]
+            if label:
+                side.label = label
+            return side
         if isinstance(scope, Scope):
-            chosen, name = scope, label or Path(path).name
-        else:
-            chosen = scope.scope(trace) if scope is not None else measured_scope(trace)
-            name = label or (f"{Path(path).name} {scope.label}" if scope is not None else Path(path).name)
-        return trace_side(trace, analysis, chosen, name)
+            return trace_side(*opened, scope, label or Path(path).name)
+        return trace_side(*opened, scope.scope(opened[0]), label or f"{Path(path).name} {scope.label}")
 
     def comparable(self, path_a: Path, path_b: Path) -> tuple[Side, Side]:
-        """Two traces over like-for-like default scopes (analysis/alike.py), saying how they were chosen."""
-        scope_a, scope_b, how = comparable_scopes(self.trace(path_a), self.trace(path_b))
+        """Two traces over like-for-like default scopes (report/scopes.py), saying how they were chosen."""
         if Path(path_a).resolve() == Path(path_b).resolve():  # one trace: its deferred columns load once
-            a, b = self.side(path_a, scope_a), self.side(path_b, scope_b)
+            opened = self.trace(path_a), self.trace(path_b)
         else:
             with ThreadPoolExecutor(max_workers=1) as pool:  # numpy's sorts release the GIL: two cores, two sides
-                later = pool.submit(self.side, path_b, scope_b)
-                a, b = self.side(path_a, scope_a), later.result()
-        a.notes.append(f"compared over {how}")
-        return a, b
+                later = pool.submit(self.trace, path_b)
+                opened = self.trace(path_a), later.result()
+        return trace_sides(*opened)
 
 
 def _open_store(session: Path | None) -> SessionStore:
@@ -245,7 +245,7 @@ def sides_for(
     option_a, option_b = parse_scope_option(scope_a, "--a"), parse_scope_option(scope_b, "--b")
     kinds = tuple(type(s) for s in sources)
     loaded = Loaded()
-    if TuneSource in kinds or StoredPlan in kinds:  # each is reported on its own (report/compose.py)
+    if TuneSource in kinds or StoredPlan in kinds:  # each is reported on its own (report/scopes.py)
         raise BadInputError(USAGE)
     if all(k is RunSource for k in kinds) and len(kinds) <= 2:
         store = _open_store(session)

@@ -122,7 +122,11 @@ def timeline(excerpt: dict[str, Any] | None, title: str, span: int | None = None
     low, high = excerpt["start_ns"], excerpt["end_ns"]
     width, left, row = 900, 150, 22
     span = max(span or high - low, 1)
-    body = [_text(left, 12, f"{title}: {format_ns(high - low)}")]
+    step = excerpt.get("step_ns", high - low)
+    caption = f"{title}: {format_ns(step)}"
+    if high - low < step:  # a dense step: its first events only
+        caption += f", its first {format_ns(high - low)} drawn"
+    body = [_text(left, 12, caption)]
     for i, lane in enumerate(excerpt["lanes"]):
         y = 20 + i * row
         body.append(_text(left - 6, y + 14, lane["label"][:24], "end"))

@@ -106,7 +106,7 @@ def test_triton_kernels_keep_their_names_and_launch_configuration():
 def test_every_command_reads_kineto_traces(tmp_path, capsys):
     assert main(["report", str(EAGER), str(GRAPH_REPLAY), "-o", str(tmp_path / "r.json")]) == 0
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["a"]["scope"] == "NVTX ranges 'ProfilerStep#*'"  # like with like: the profiler's steps
+    assert report["a"]["scope"] == "6 NVTX ranges 'ProfilerStep#*'"  # like with like: the profiler's steps
     assert "the sides were traced differently" in report["comparison"]["verdicts"]["traced"]  # A100 vs V100
     assert main(["export", str(GRAPH_REPLAY), "-o", str(tmp_path / "t.json")]) == 0
     capsys.readouterr()
