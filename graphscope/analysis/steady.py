@@ -235,6 +235,14 @@ def launch_account(
     )
 
 
+def submission_ns(launches: LaunchMetrics, work: Table) -> np.ndarray:
+    """Per launch call, its submission cost: its CPU time, less the excess of a blocked call over the median
+    of its kind (judged among the calls that ran work and were not captured); int64."""
+    ran = (launches.first_work >= 0) & ~launches.capture
+    blocked, excess = blocked_calls(launches, work, ran)
+    return launches.api_ns.astype(np.int64) - np.where(blocked, excess, 0)
+
+
 def blocked_calls(launches: LaunchMetrics, work: Table, steady: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mask over launch calls: steady calls that blocked (core.rules.BLOCKED_FACTOR), and per call its time
     above the median call of its kind among `steady` (int64; meaningful where blocked)."""

@@ -18,6 +18,7 @@ from graphscope.analysis.accounting import Timeline
 from graphscope.analysis.graphs import node_durations
 from graphscope.analysis.kernel_stats import distinct_groups, kernel_identity
 from graphscope.analysis.scope import Scope, ScopedRows, scoped_rows
+from graphscope.analysis.steady import submission_ns
 from graphscope.analysis.summary import TraceAnalysis, nodes_in, summarize
 from graphscope.core.events import Activity, ApiKind
 from graphscope.core.stats import describe
@@ -139,10 +140,11 @@ def _steps(trace: Trace, analysis: TraceAnalysis, starts: np.ndarray, ends: np.n
     """Per window: its time account (analysis/accounting.py: every GPU counted as one, so that end to end
     = GPU busy + idle waiting for the CPU + idle otherwise) and the launch calls that began in it."""
     api, launches = trace.api, analysis.launches
+    submitting = ~launches.capture  # calls that build a graph launch nothing (analysis/capture.py)
     is_launch = np.zeros(len(api), dtype=bool)
-    is_launch[launches.rows] = True
+    is_launch[launches.rows[submitting]] = True
     call_ns = np.zeros(len(api), dtype=np.int64)
-    call_ns[launches.rows] = launches.api_ns
+    call_ns[launches.rows[submitting]] = submission_ns(launches, analysis.work)[submitting]
     timeline = Timeline.of(trace, analysis.work)
     values = {metric: np.zeros(len(starts), dtype=np.float64) for metric in METRICS}
     for i, (low, high) in enumerate(zip(starts.tolist(), ends.tolist())):

@@ -87,3 +87,23 @@ def test_the_timeline_caption_gives_the_steps_length_when_only_its_start_is_draw
     caption = charts_for({"kernels": []}, (side, None))["timeline_a"]
     step, drawn = format_ns(excerpt["step_ns"]), format_ns(excerpt["end_ns"] - excerpt["start_ns"])
     assert f"first step ({side.label}): {step}, its first {drawn} drawn" in caption
+
+
+def test_a_step_submits_what_the_summary_counts(tmp_path):
+    """A report's per-step host submit follows the summary's submission cost: the seed's capture range
+    launches nothing (its 1,000 cuLaunchKernel calls build the graph), while an eager step's calls are
+    counted (checked against the API rows by SQL)."""
+    out = tmp_path / "r.json"
+    assert main(["report", str(H200_NODE), "--a", "nvtx:capture", "--b", "nvtx:eager_1", "-o", str(out)]) == 0
+    report = json.loads(out.read_text())
+    capture, eager = report["a"]["per_step"], report["b"]["per_step"]
+    assert capture["launch_calls"]["median"] == 0 and capture["submit_ns"]["median"] == 0
+    with sqlite3.connect(H200_NODE) as conn:
+        (low, high), = conn.execute("SELECT start, end FROM NVTX_EVENTS WHERE text = 'eager_1'")
+        (calls,) = conn.execute(
+            "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON r.nameId = s.id "
+            "WHERE s.value LIKE 'cuLaunchKernel%' AND r.start >= ? AND r.start < ?",
+            (low, high),
+        ).fetchone()
+    conn.close()
+    assert eager["launch_calls"]["median"] == calls > 0
