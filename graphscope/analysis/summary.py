@@ -12,7 +12,9 @@ from typing import Any
 import numpy as np
 
 from graphscope.analysis.accounting import EMPTY, Account, device_timelines
+from graphscope.analysis.anatomy import anatomy
 from graphscope.analysis.correlation import Correlation, correlate
+from graphscope.analysis.fusion import anatomy_json
 from graphscope.analysis.gpu_time import DeviceTime, device_time, gpu_work
 from graphscope.analysis.graphs import GraphLaunches, graph_launches, node_activities
 from graphscope.analysis.kernel_stats import kernel_stats
@@ -243,6 +245,7 @@ def _summarize(
             "verdict": verdict.text,
         },
         "gpu": gpus,
+        "anatomy": anatomy_json(anatomy(trace, work, graphs, launches), origin),
         "processes": len(trace.processes),
         "threads": len(trace.threads),
         "holds": info.holds,

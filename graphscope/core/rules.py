@@ -103,3 +103,21 @@ STEP_DISJOINT_SHARE = 0.90
 """The instances of a step family are mostly side by side, not nested or concurrent: the time their
 union covers is at least 90% of the sum of their lengths (recursive or per-thread ranges of one name
 overlap; ProfilerStep#N and eager_N do not overlap at all)."""
+
+MODE_FULL = "full graph"
+MODE_PIECEWISE = "piecewise"
+MODE_EAGER = "eager"
+MODE_MIXED = "mixed"
+MODE_IDLE = "no GPU work"
+STEP_MODES = (MODE_FULL, MODE_PIECEWISE, MODE_EAGER, MODE_MIXED, MODE_IDLE)
+"""How a step ran (analysis/anatomy.py), in every face: *eager* (no graph launch), *full graph* (graph
+launches with eager work at most before the first or after the last, and the graphs hold at least
+GRAPH_BODY_SHARE of the step's GPU busy time), *piecewise* (the same, but eager islands between graph
+launches: vLLM's PIECEWISE mode, attention eager between per-layer graphs), *mixed* (graph launches that
+hold under GRAPH_BODY_SHARE of the step's GPU busy time: the eager work is the step's body), *no GPU
+work*."""
+
+GRAPH_BODY_SHARE = 0.50
+"""Graphs are a step's body when their GPU time is at least half of its GPU busy time; below it the step
+is *mixed*. On the HTA graph-replay trace (torch.compile with CUDA graphs around part of a training step)
+the graph launches hold a small share of each ProfilerStep, against 100% in the H200 graph_N steps."""
