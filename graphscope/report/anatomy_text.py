@@ -67,3 +67,31 @@ def anatomy_lines(found: dict[str, Any] | None) -> list[str]:
         if not fusion["checked_on_gpu"]:
             lines.append("    the prediction has not been checked against a measured full-graph step on a GPU yet")
     return lines
+
+
+def anatomy_tables(sides: list[tuple[str, dict[str, Any] | None]]) -> list[dict[str, Any]]:
+    """A report's table of each side's steps by mode (medians over the steps of each mode), for sides whose
+    trace has steps: `sides` is [(label, that side's summary or None)]."""
+    columns = ["side", "mode", "steps", "graph launches", "islands", "eager kernels", "seam idle", "in graphs",
+               "duration"]  # fmt: skip
+    rows = []
+    for label, summary in sides:
+        found = (summary or {}).get("anatomy")
+        if not found:
+            continue
+        for mode, count in found["modes"].items():
+            mine = [s for s in found["steps"] if s["mode"] == mode]
+
+            def median(key: str, mine: list[dict[str, Any]] = mine) -> float:
+                values = sorted(s[key] for s in mine)
+                middle = len(values) // 2
+                return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+            rows.append(
+                [label, mode, count, f"{median('graph_launches'):g}", f"{median('islands'):g}",
+                 f"{median('island_kernels'):g}", format_ns(median("seam_ns")), f"{median('graph_share'):.0%}",
+                 format_ns(median("duration_ns"))]
+            )  # fmt: skip
+    if not rows:
+        return []
+    return [{"title": "Steps and their graphs (medians per mode)", "columns": columns, "rows": rows}]

@@ -117,3 +117,16 @@ def test_summary_text_shows_steps_changes_and_assumptions(made, capsys):
 def test_launch_cost_default_goes_through_the_measured_points():
     assert DEFAULT.launch_ns(10) == pytest.approx(1270) and DEFAULT.launch_ns(5000) == pytest.approx(5500)
     assert "issue #45" in DEFAULT.source and not DEFAULT.measured_here
+
+
+def test_report_has_a_table_of_steps_by_mode(made, tmp_path):
+    out = tmp_path / "r.json"
+    assert main(["report", str(made), "-o", str(out)]) == 0
+    (table,) = json.loads(out.read_text())["tables"]
+    assert table["title"] == "Steps and their graphs (medians per mode)"
+    rows = {row[1]: row for row in table["rows"]}
+    assert rows["piecewise"][2:8] == [3, "2", "1", "1", "40 us", "80%"]  # 40 of 50 us busy in graphs
+    assert rows["eager"][2:8] == [1, "0", "1", "2", "0 ns", "0%"]
+    markdown = tmp_path / "r.md"
+    assert main(["report", str(made), "-o", str(markdown)]) == 0
+    assert "| piecewise | 3 | 2 | 1 | 1 | 40 us | 80% |" in markdown.read_text()
