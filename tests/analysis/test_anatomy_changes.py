@@ -130,3 +130,27 @@ def test_report_has_a_table_of_steps_by_mode(made, tmp_path):
     markdown = tmp_path / "r.md"
     assert main(["report", str(made), "-o", str(markdown)]) == 0
     assert "| piecewise | 3 | 2 | 1 | 1 | 40 us | 80% |" in markdown.read_text()
+
+
+def test_recorded_graph_node_ids_are_kept(tmp_path):
+    """Recent PyTorch writes each replayed kernel's `graph node id` (exec graph id in the high 32 bits) and
+    `graph id`: the reader keeps them instead of numbering graphs by their kernel names."""
+    from graphscope.core.events import graph_of, index_in_graph, node_id
+    from graphscope.trace.reader import load_trace
+
+    events = [_call("cudaGraphLaunch", 10, 5, 1), _call("cudaGraphLaunch", 100, 5, 2)]
+    for i, ts in enumerate((20, 30)):  # launch 1: node ids recorded
+        events.append(_kernel(f"k{i}", ts, 5, 1))
+        events[-1]["args"]["graph node id"] = int(node_id(7, i + 3))
+    for i, ts in enumerate((110, 120)):  # launch 2: only its graph id
+        events.append(_kernel(f"k{i}", ts, 5, 2))
+        events[-1]["args"]["graph id"] = 9
+    events.append(_kernel("eager", 200, 5, 3))
+    events.append(_call("cudaLaunchKernel", 190, 2, 3))
+    path = tmp_path / "ids.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    kernels = load_trace(path).kernels
+    assert "graph_arg" not in kernels.columns
+    nodes = kernels.graph_node.astype("int64").tolist()
+    assert [int(graph_of(n)) for n in nodes[:4]] == [7, 7, 9, 9] and nodes[4] == -1
+    assert [int(index_in_graph(n)) for n in nodes[:4]] == [3, 4, 0, 1]
