@@ -3,11 +3,11 @@ the share of GPU time inside graphs and the step's mode; the steps whose mode ch
 trace shows of why; and what fusing a piecewise step's seams into one graph would buy.
 
 - **Steps** come from analysis/step_ranges.py: its step family, and beside it every other repeated,
-  side-by-side family of ranges that launched GPU work and overlaps none of them (a program that runs
-  its steps as phases: the seeds' eager_N then graph_N, each family under STEP_GPU_SHARE alone, both
-  together over it). Without a step family the phases must launch STEP_GPU_SHARE together, or the trace
-  has no steps. Work belongs to the step its launch call started in (its own start where no call was
-  recorded), as in any scope.
+  side-by-side family of ranges that launched STEP_PHASE_SHARE of the GPU busy time and overlaps none of
+  them (a program that runs its steps as phases: the seeds' eager_N then graph_N, each family under
+  STEP_GPU_SHARE alone, both together over it). Without a step family the phases must launch
+  STEP_GPU_SHARE together, or the trace has no steps. Work belongs to the step its launch call started
+  in (its own start where no call was recorded), as in any scope.
 - **Segments**: each graph launch seen on the GPU (analysis/graphs.py: its first node's start to its
   last node's end, or the whole-graph row) is one segment; each piece of GPU work outside a graph is one.
   In GPU start order, consecutive eager segments form an *island*; an island with graph launches on both
@@ -40,6 +40,7 @@ from graphscope.core.rules import (
     STEP_DISJOINT_SHARE,
     STEP_GPU_SHARE,
     STEP_MODES,
+    STEP_PHASE_SHARE,
 )
 from graphscope.core.table import Table
 from graphscope.trace.model import Trace
@@ -92,7 +93,7 @@ def step_windows(trace: Trace, work: Table) -> tuple[np.ndarray, np.ndarray, str
     chosen = step_ranges.chosen(ranked)
     taken = [chosen] if chosen is not None else []
     for family in ranked:
-        if family is chosen or family.gpu_share <= 0 or family.disjoint_share < STEP_DISJOINT_SHARE:
+        if family is chosen or family.gpu_share < STEP_PHASE_SHARE or family.disjoint_share < STEP_DISJOINT_SHARE:
             continue
         if not any(_overlaps(family, other) for other in taken):
             taken.append(family)
@@ -311,8 +312,8 @@ def changes(found: Anatomy) -> list[dict[str, object]]:
         if i == 0 or modes[i] == modes[i - 1]:
             continue
         why = []
-        for j in (i - 1, i):
-            if not steps.graph_launches[j] and steps.busy_ns[j]:
+        for j, other in ((i - 1, i), (i, i - 1)):
+            if not steps.graph_launches[j] and steps.busy_ns[j] and steps.graph_launches[other]:
                 why.append(f"{names[j]}: no graph launch")
             if steps.captures[j] or steps.capture_calls[j]:
                 why.append(

@@ -123,3 +123,10 @@ is *mixed*. Measured on the shipped traces: the H200 graph_N steps 100%; HTA's r
 (14 graph launches a step with eager islands between them) 61-63% in four steps and 42% in its first,
 which ran 1,753 eager kernels against 1,048; HTA's graph-replay trace (torch.compile graphs around part of
 a training step) 31-39%, where the eager work is the step's body."""
+
+STEP_PHASE_SHARE = 0.20
+"""Beside the step family, another repeated, side-by-side family of ranges is steps too (a phase of the
+program: the seeds' eager_N before graph_N) when it overlaps none of them and launched at least 20% of the
+trace's GPU busy time (analysis/anatomy.py). Measured on the shipped traces: the seeds' eager_* 40-41% and
+graph_* 43-44%, the fork-join's eager_* 34%; per-operation ranges of a benchmark (extra-p's
+'main->test_max_par->phase->kernel*' and its copies) 9% or less."""

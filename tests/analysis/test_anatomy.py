@@ -153,3 +153,16 @@ def test_h200_node_exports_against_sqlite(name, modes):
     (change,) = changes(found)
     assert change["step"] == "graph_0" and change["why"][0] == "eager_2: no graph launch"
     assert "graph_0: graph 2 launched for the first time" in change["why"]
+
+
+def test_per_operation_ranges_of_a_benchmark_are_not_steps():
+    """extra-p's benchmark: its phases are the steps; its per-operation ranges beside them (each 9% of GPU
+    busy time or less, under STEP_PHASE_SHARE) are not, though they repeat and overlap no phase."""
+    found = _ours(DATA / "extra-p__extrap__profile1.sqlite")
+    db = sqlite3.connect(DATA / "extra-p__extrap__profile1.sqlite")
+    phases = [name for (name,) in db.execute(
+        "SELECT coalesce(n.text, s.value) AS name FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId "
+        "WHERE name GLOB 'main->process->phase[0-9]' ORDER BY n.start"
+    )]  # fmt: skip
+    assert found.source == "3 ranges 'main->process->phase*'" and found.names == phases
+    assert found.modes == ["eager", "eager", "no GPU work"]
