@@ -178,22 +178,12 @@ def anatomy(trace: Trace, work: Table, graphs, launches) -> Anatomy | None:
     inside = step >= 0
     inside[inside] = seg_at[inside] < step_end[step[inside]]
     keep = np.flatnonzero(inside)
-    order = keep[np.lexsort((seg_start[keep], step[keep]))]
-    bounds = np.searchsorted(step[order], np.arange(len(step_start) + 1))
-    kernel_launch = _kernel_launch_rows(trace)
-    rows = {c: np.zeros(len(step_start), np.int64) for c in COLUMNS}
-    mode = np.zeros(len(step_start), np.int8)
-    graph_ids = []
-    for i in range(len(step_start)):
-        mine = order[bounds[i] : bounds[i + 1]]
-        values, ids = _one_step(
-            is_graph[mine], seg_start[mine], seg_end[mine], seg_call[mine], seg_kernel[mine], seg_nodes[mine],
-            seg_graph[mine], api_ns, api_end, kernel_launch,
-        )  # fmt: skip
-        for c, v in values.items():
-            rows[c][i] = v
-        mode[i] = STEP_MODES.index(_mode(values))
-        graph_ids.append(ids)
+    o = keep[np.lexsort((seg_start[keep], step[keep]))]  # segments by step, then GPU start
+    rows, graph_ids = _per_step(
+        len(step_start), step[o], is_graph[o], seg_start[o], seg_end[o], seg_call[o], seg_kernel[o], seg_nodes[o],
+        seg_graph[o], api_ns, api_end, _kernel_launch_rows(trace),
+    )  # fmt: skip
+    mode = _modes(rows)
     rows["captures"], rows["capture_calls"] = _captures(trace, launches, step_start, step_end)
     table = Table({"start": step_start, "end": step_end, **rows, "mode": mode})
     return Anatomy(table, _names(trace, step_start, step_end), source, graph_ids)
@@ -221,7 +211,46 @@ def _kernel_launch_rows(trace: Trace) -> np.ndarray:
     return api_kinds(trace.symbols, trace.api.name) == ApiKind.KERNEL_LAUNCH
 
 
-def _one_step(
+def _reach(step: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The latest end so far within each step (segments sorted by step): one running maximum over the
+    ends lifted by step x span, so that no step's maximum carries into the next."""
+    if not len(end):
+        return end
+    low = int(end.min())
+    span = int(end.max()) - low + 1
+    if (int(step.max()) + 1) * span >= 1 << 62:  # beyond int64: step by step
+        reach = end.copy()
+        bounds = np.flatnonzero(np.r_[True, step[1:] != step[:-1], True])
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            reach[lo:hi] = np.maximum.accumulate(end[lo:hi])
+        return reach
+    lift = step.astype(np.int64) * span - low
+    return np.maximum.accumulate(end + lift) - lift
+
+
+def _union(steps: int, step: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per step, the time its segments cover (their union)."""
+    if not len(step):
+        return np.zeros(steps, np.int64)
+    reach = _reach(step, end)
+    before = np.r_[np.iinfo(np.int64).min, reach[:-1]]
+    before[np.r_[True, step[1:] != step[:-1]]] = np.iinfo(np.int64).min  # a step's first segment
+    added = np.maximum(reach - np.maximum(start, before), 0)
+    return np.bincount(step, weights=added, minlength=steps).astype(np.int64)
+
+
+def _distinct_calls(steps: int, step: np.ndarray, call: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (step, call) pairs of recorded calls: their steps and calls."""
+    known = call >= 0
+    pairs = np.unique(np.stack([step[known].astype(np.int64), call[known]]), axis=1) if known.any() else None
+    if pairs is None:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return pairs[0], pairs[1]
+
+
+def _per_step(
+    steps: int,
+    step: np.ndarray,
     graph: np.ndarray,
     start: np.ndarray,
     end: np.ndarray,
@@ -232,55 +261,63 @@ def _one_step(
     api_ns: np.ndarray,
     api_end: np.ndarray,
     kernel_launch: np.ndarray,
-) -> tuple[dict[str, int], np.ndarray]:
-    """The COLUMNS of one step from its segments, in GPU start order."""
-    n = len(graph)
-    values = dict.fromkeys(COLUMNS, 0)
-    if not n:
-        return values, np.empty(0, np.int64)
-    before = np.maximum.accumulate(end)  # the last end so far: overlapping work is never negative idle
-    idle = np.zeros(n, np.int64)
-    idle[1:] = np.maximum(start[1:] - before[:-1], 0)
-    seam = np.zeros(n, bool)
-    seam[1:] = graph[1:] | graph[:-1]
+) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+    """The COLUMNS of every step from its segments (sorted by step, then GPU start), all steps at once."""
+
+    def per(mask: np.ndarray, weights: np.ndarray | None = None, at: np.ndarray = step) -> np.ndarray:
+        return np.bincount(at[mask], weights=None if weights is None else weights[mask], minlength=steps).astype(
+            np.int64
+        )
+
+    n = len(step)
+    same = np.r_[False, step[1:] == step[:-1]]  # a segment with an earlier one in its step
+    reach = _reach(step, end)
+    before = np.r_[0, reach[:-1]]
+    idle = np.where(same, np.maximum(start - before, 0), 0)
+    seam = same & (graph | np.r_[False, graph[:-1]])
     # host wait, as in analysis/gpu_time.idle_gaps: the next segment's call had not returned when the GPU
     # went idle (the GPU waited for the CPU to submit it); a call not recorded is never host wait
-    waited = np.zeros(n, bool)
-    known = np.flatnonzero(call[1:] >= 0) + 1
-    waited[known] = api_end[call[known]] >= before[known - 1]
-    island_first = ~graph & np.r_[True, graph[:-1]]
-    graphs_before = np.cumsum(graph)
-    interior = island_first & (graphs_before > 0) & (graphs_before[-1] > graphs_before)
-    eager_calls = np.unique(call[~graph & (call >= 0)])
-    graph_calls = np.unique(call[graph & (call >= 0)])
-    traced = nodes[graph]
-    values.update(
-        graph_launches=int(graph.sum()),
-        graph_nodes=int(traced.sum()) if (traced >= 0).all() else -1,
-        graph_launch_ns=int(api_ns[graph_calls].sum()),
-        islands=int(island_first.sum()),
-        interior_islands=int(interior.sum()),
-        island_kernels=int((kernel & ~graph).sum()),
-        island_work=int((~graph).sum()),
-        island_launch_calls=int(kernel_launch[eager_calls].sum()),
-        island_launch_ns=int(api_ns[eager_calls[kernel_launch[eager_calls]]].sum()),
-        seams=int(seam.sum()),
-        seam_ns=int(idle[seam].sum()),
-        seam_host_wait_ns=int(idle[seam & waited].sum()),
-        busy_ns=intervals.covered_ns(start, end),
-        graph_busy_ns=intervals.covered_ns(start[graph], end[graph]),
-    )
-    return values, np.unique(graph_id[graph])
+    waited = (call >= 0) & (api_end[np.maximum(call, 0)] >= before) if len(api_end) else np.zeros(n, bool)
+    island_first = ~graph & ~(same & ~np.r_[True, graph[:-1]])  # eager, after a graph or first in its step
+    total = np.cumsum(graph)
+    first_of_step = np.flatnonzero(~same)
+    graphs_in = per(graph)
+    offset = np.repeat(total[first_of_step] - graph[first_of_step], np.diff(np.r_[first_of_step, n]))
+    graphs_before = total - offset  # graph launches up to and including each segment, in its step
+    interior = island_first & (graphs_before > 0) & (graphs_before < graphs_in[step])
+    eager_steps, eager_calls = _distinct_calls(steps, step[~graph], call[~graph])
+    launch = kernel_launch[eager_calls]
+    graph_steps, graph_calls = _distinct_calls(steps, step[graph], call[graph])
+    traced = per(graph, nodes)
+    untraced = per(graph & (nodes < 0))
+    rows = {
+        "graph_launches": graphs_in,
+        "graph_nodes": np.where(untraced > 0, -1, traced),
+        "graph_launch_ns": per(np.ones(len(graph_calls), bool), api_ns[graph_calls], graph_steps),
+        "islands": per(island_first),
+        "interior_islands": per(interior),
+        "island_kernels": per(kernel & ~graph),
+        "island_work": per(~graph),
+        "island_launch_calls": per(launch, None, eager_steps),
+        "island_launch_ns": per(launch, api_ns[eager_calls], eager_steps),
+        "seams": per(seam),
+        "seam_ns": per(seam, idle),
+        "seam_host_wait_ns": per(seam & waited, idle),
+        "busy_ns": _union(steps, step, start, end),
+        "graph_busy_ns": _union(steps, step[graph], start[graph], end[graph]),
+    }
+    id_steps, ids = _distinct_calls(steps, step[graph], graph_id[graph])
+    graph_ids = np.split(ids, np.searchsorted(id_steps, np.arange(1, steps)))
+    return rows, graph_ids
 
 
-def _mode(v: dict[str, int]) -> str:
-    if not v["busy_ns"]:
-        return MODE_IDLE
-    if not v["graph_launches"]:
-        return MODE_EAGER
-    if v["graph_busy_ns"] < GRAPH_BODY_SHARE * v["busy_ns"]:
-        return MODE_MIXED
-    return MODE_PIECEWISE if v["interior_islands"] else MODE_FULL
+def _modes(rows: dict[str, np.ndarray]) -> np.ndarray:
+    """Each step's mode (core/rules.py STEP_MODES) as its index there."""
+    busy, graphs = rows["busy_ns"], rows["graph_launches"]
+    mode = np.where(rows["interior_islands"] > 0, STEP_MODES.index(MODE_PIECEWISE), STEP_MODES.index(MODE_FULL))
+    mode = np.where(rows["graph_busy_ns"] < GRAPH_BODY_SHARE * busy, STEP_MODES.index(MODE_MIXED), mode)
+    mode = np.where(graphs == 0, STEP_MODES.index(MODE_EAGER), mode)
+    return np.where(busy == 0, STEP_MODES.index(MODE_IDLE), mode).astype(np.int8)
 
 
 def _names(trace: Trace, start: np.ndarray, end: np.ndarray) -> list[str]:
@@ -307,10 +344,11 @@ def changes(found: Anatomy) -> list[dict[str, object]]:
     seen: set[int] = set()
     result = []
     for i in range(len(found)):
-        new = sorted(set(found.graph_ids[i].tolist()) - seen)
-        seen.update(found.graph_ids[i].tolist())
+        new = sorted(set(found.graph_ids[i].tolist()) - seen) if i else []
         if i == 0 or modes[i] == modes[i - 1]:
+            seen.update(found.graph_ids[i].tolist())
             continue
+        seen.update(new)
         why = []
         for j, other in ((i - 1, i), (i, i - 1)):
             if not steps.graph_launches[j] and steps.busy_ns[j] and steps.graph_launches[other]:

@@ -90,18 +90,17 @@ def anatomy_json(found: Anatomy | None, origin: int = 0) -> dict[str, object] | 
     """The summary's `anatomy` key (docs/json.md); None for a trace without steps."""
     if found is None:
         return None
-    s, share, modes = found.steps, found.graph_share, found.modes
-    steps = [
-        {
-            "name": found.names[i],
-            "start_ns": int(s.start[i]) - origin,
-            "duration_ns": int(s.end[i] - s.start[i]),
-            "mode": modes[i],
-            "graph_share": round(float(share[i]), 6),
-            **{c: int(s[c][i]) for c in COLUMNS},
-        }
-        for i in range(len(found))
-    ]
+    s = found.steps
+    columns = {
+        "name": found.names,
+        "start_ns": (s.start - origin).tolist(),
+        "duration_ns": (s.end - s.start).tolist(),
+        "mode": found.modes,
+        "graph_share": np.round(found.graph_share, 6).tolist(),
+        **{c: s[c].tolist() for c in COLUMNS},
+    }
+    keys = list(columns)
+    steps = [dict(zip(keys, values, strict=True)) for values in zip(*columns.values(), strict=True)]
     return {
         "steps_from": found.source,
         "steps": steps,
