@@ -19,6 +19,19 @@ def _shown(steps: list[dict[str, Any]], changed: list[int]) -> list[int]:
     return sorted(keep)[:ROWS]
 
 
+def overlap_lines(found: dict[str, Any] | None) -> list[str]:
+    """One line under GPUs when work started before the previous work on its stream ended."""
+    if not found or not found["count"]:
+        return []
+    count, streams = found["count"], len(found["streams"])
+    times, on = f"{count:,} time{'s' if count > 1 else ''}", f"{streams} stream{'s' if streams > 1 else ''}"
+    return [
+        f"  overlap on a stream: work began {times} before the previous work on its stream ended "
+        f"({format_ns(found['ns'])} in all, on {on}; programmatic dependent launch shows this way; busy time "
+        "counts it once)"
+    ]
+
+
 def anatomy_lines(found: dict[str, Any] | None) -> list[str]:
     """The 'Steps' section: modes, a table of steps, the mode changes and the fusion prediction."""
     if not found:

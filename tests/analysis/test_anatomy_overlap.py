@@ -114,3 +114,18 @@ def test_overlap_on_a_shipped_trace_against_plain_json(capsys):
             reach = end if reach is None else max(reach, end)
     found = _summary(path, capsys)["stream_overlap"]
     assert (found["count"], found["ns"]) == (count, ns) and count > 0
+
+
+def test_overlap_line_in_summary_text(tmp_path, capsys):
+    path = tmp_path / "two.pt.trace.json.gz"
+    events = []
+    for i, (ts, dur) in enumerate(((0, 10), (7, 10)), start=1):
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": ts - 2, "dur": 1, "args": {"correlation": i}})  # fmt: skip
+        events.append({"ph": "X", "cat": "kernel", "name": f"k{i}", "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+                       "args": {"device": 0, "stream": 7, "context": 1, "correlation": i}})  # fmt: skip
+    with gzip.open(path, "wt") as out:
+        json.dump({"traceEvents": events}, out)
+    assert main(["summary", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "overlap on a stream: work began 1 time before the previous work on its stream ended (3 us in all" in text
