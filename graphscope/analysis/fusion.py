@@ -46,6 +46,9 @@ def fused(found: Anatomy, cost: LaunchCost = DEFAULT) -> dict[str, np.ndarray]:
         "merged_nodes": merged,
         "host_launch_ns": (s.graph_launch_ns + s.island_launch_ns).astype(np.int64),  # measured, now
         "host_launch_after_ns": np.where(merged >= 0, cost.launch_ns(np.maximum(merged, 0)), np.nan),
+        "graph_launch_ns": s.graph_launch_ns.astype(np.int64),  # measured: the step's graph launch calls
+        # the model's price of those same launches (nodes untraced: their fixed part only)
+        "graph_launch_model_ns": s.graph_launches * cost.fixed_ns + np.maximum(s.graph_nodes, 0) * cost.per_node_ns,
     }
 
 
@@ -71,6 +74,8 @@ def fusion_json(found: Anatomy, cost: LaunchCost = DEFAULT) -> dict[str, Any] | 
                 "merged_nodes": int(parts["merged_nodes"][i]) if parts["merged_nodes"][i] >= 0 else None,
                 "host_launch_ns": int(parts["host_launch_ns"][i]),
                 "host_launch_after_ns": None if np.isnan(after) else round(float(after), 1),
+                "graph_launch_ns": int(parts["graph_launch_ns"][i]),
+                "graph_launch_model_ns": round(float(parts["graph_launch_model_ns"][i]), 1),
             }
         )
     step = float(np.median(parts["step_ns"][piecewise]))

@@ -71,6 +71,13 @@ def anatomy_lines(found: dict[str, Any] | None) -> list[str]:
             f"{format_ns(fusion['median_step_ns'])} -> predicted {format_ns(fusion['median_predicted_ns'])} "
             f"({speedup}), {format_ns(removed)} of seam idle waiting for the CPU removed"
         )
+        middle = len(fusion["steps"]) // 2
+        measured = sorted(s["graph_launch_ns"] for s in fusion["steps"])[middle]
+        modelled = sorted(s["graph_launch_model_ns"] for s in fusion["steps"])[middle]
+        lines.append(
+            f"    graph launch calls now: {format_ns(measured)} a step, against {format_ns(modelled)} the model "
+            "prices them at (calls far slower than the model pay something else: tracing, a first launch, blocking)"
+        )
         cost = fusion["launch_cost"]
         lines.append(
             f"    graph launch priced at {cost['fixed_ns'] / 1000:.2f} us + {cost['per_node_ns']:.2f} ns per node "

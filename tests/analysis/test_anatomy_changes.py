@@ -101,6 +101,8 @@ def test_fusion_prediction_by_hand(made, capsys):
     assert four["predicted_ns"] == pytest.approx(1000 * US - 20 * US + relaunch, abs=0.1)
     assert one["merged_nodes"] == 5 and one["host_launch_ns"] == 14 * US
     assert one["host_launch_after_ns"] == pytest.approx(DEFAULT.fixed_ns + 5 * DEFAULT.per_node_ns, abs=0.1)
+    assert one["graph_launch_ns"] == 10 * US
+    assert one["graph_launch_model_ns"] == pytest.approx(2 * DEFAULT.fixed_ns + 4 * DEFAULT.per_node_ns, abs=0.1)
     assert fusion["checked_on_gpu"] is False and fusion["launch_cost"]["measured_here"] is False
     assert fusion["median_predicted_ns"] == pytest.approx(1000 * US - 40 * US + relaunch, abs=0.1)
 
