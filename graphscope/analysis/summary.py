@@ -12,11 +12,14 @@ from typing import Any
 import numpy as np
 
 from graphscope.analysis.accounting import EMPTY, Account, device_timelines
+from graphscope.analysis.anatomy import anatomy
 from graphscope.analysis.correlation import Correlation, correlate
+from graphscope.analysis.fusion import anatomy_json
 from graphscope.analysis.gpu_time import DeviceTime, device_time, gpu_work
 from graphscope.analysis.graphs import GraphLaunches, graph_launches, node_activities
 from graphscope.analysis.kernel_stats import kernel_stats
 from graphscope.analysis.launch import LaunchMetrics, launch_metrics
+from graphscope.analysis.overlap import stream_overlap
 from graphscope.analysis.scope import Scope, ScopedRows, measured_scope, scoped_rows
 from graphscope.analysis.steady import launch_account, launch_keys
 from graphscope.analysis.verdict import Waited, steady_verdict
@@ -243,6 +246,8 @@ def _summarize(
             "verdict": verdict.text,
         },
         "gpu": gpus,
+        "stream_overlap": stream_overlap(scoped_work).to_json(),  # analysis/overlap.py
+        "anatomy": anatomy_json(anatomy(trace, work, graphs, launches), origin),
         "processes": len(trace.processes),
         "threads": len(trace.threads),
         "holds": info.holds,

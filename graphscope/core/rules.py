@@ -111,3 +111,30 @@ PLAN_PREDICTED = "predicted step"
 reports, the Plan panel): the expected step of the padded replays and eager steps (`expected_ns`, what
 the optimiser minimises), the expected cost of replaying a graph after another one (`switch_ns`), and
 their sum (`predicted_ns`, the verdict's figure and what serving is checked against)."""
+
+MODE_FULL = "full graph"
+MODE_PIECEWISE = "piecewise"
+MODE_EAGER = "eager"
+MODE_MIXED = "mixed"
+MODE_IDLE = "no GPU work"
+STEP_MODES = (MODE_FULL, MODE_PIECEWISE, MODE_EAGER, MODE_MIXED, MODE_IDLE)
+"""How a step ran (analysis/anatomy.py), in every face: *eager* (no graph launch), *full graph* (graph
+launches with eager work at most before the first or after the last, and the graphs hold at least
+GRAPH_BODY_SHARE of the step's GPU busy time), *piecewise* (the same, but eager islands between graph
+launches: vLLM's PIECEWISE mode, attention eager between per-layer graphs), *mixed* (graph launches that
+hold under GRAPH_BODY_SHARE of the step's GPU busy time: the eager work is the step's body), *no GPU
+work*."""
+
+GRAPH_BODY_SHARE = 0.50
+"""Graphs are a step's body when their GPU time is at least half of its GPU busy time; below it the step
+is *mixed*. Measured on the shipped traces: the H200 graph_N steps 100%; HTA's rank-0 graph-launch trace
+(14 graph launches a step with eager islands between them) 61-63% in four steps and 42% in its first,
+which ran 1,753 eager kernels against 1,048; HTA's graph-replay trace (torch.compile graphs around part of
+a training step) 31-39%, where the eager work is the step's body."""
+
+STEP_PHASE_SHARE = 0.20
+"""Beside the step family, another repeated, side-by-side family of ranges is steps too (a phase of the
+program: the seeds' eager_N before graph_N) when it overlaps none of them and launched at least 20% of the
+trace's GPU busy time (analysis/anatomy.py). Measured on the shipped traces: the seeds' eager_* 40-41% and
+graph_* 43-44%, the fork-join's eager_* 34%; per-operation ranges of a benchmark (extra-p's
+'main->test_max_par->phase->kernel*' and its copies) 9% or less."""

@@ -27,6 +27,7 @@ import numpy as np
 from graphscope.core.rules import judge_gain
 from graphscope.core.stats import comparable, describe, speedup
 from graphscope.core.units import format_ns
+from graphscope.report.anatomy_text import anatomy_tables
 from graphscope.report.sides import METRICS, KernelRow, Side
 
 FORMAT = "graphscope-report/1"
@@ -48,6 +49,9 @@ def build_report(a: Side, b: Side | None = None, title: str | None = None) -> di
         "kernels": _kernels(a, b),
         "notes": [f"{s.label}: {n}" for s in (a, b) if s is not None for n in s.notes],
     }
+    steps = anatomy_tables([(s.label, s.summary) for s in (a, b) if s is not None])  # analysis/anatomy.py
+    if steps:
+        report["tables"] = steps
     return report
 
 

@@ -8,7 +8,9 @@
 - Graphs: a graph launch (`cudaGraphLaunch`, `hipGraphLaunch`) and the work it replayed share the launch's
   correlation id. That work gets graph-node ids (`core.events.node_id`): the graph is the launch's
   sequence of kernel names (identical sequences are one graph), the node its position in start order,
-  so graph brackets, node statistics and trace DAGs work as for a node-mode Nsight export.
+  so graph brackets, node statistics and trace DAGs work as for a node-mode Nsight export. Where the
+  trace records them (recent PyTorch's `graph node id` argument: the exec graph's id in the high 32 bits,
+  as Nsight's graphNodeId), the recorded ids are kept; a recorded `graph id` names the graph.
 Times become integer nanoseconds (the trace writes microseconds).
 """
 
@@ -34,7 +36,7 @@ RANGE_DOMAINS = {"cpu_op": 1, "user_annotation": 2, "python_function": 3}
 RANGE_CATEGORIES = set(RANGE_DOMAINS)
 _COPY = re.compile(r"Memcpy (\w+)")
 _COPY_KINDS = {name: kind for kind, name in COPY_DIRECTIONS.items() if kind}
-_GPU = ("start", "end", "device", "stream", "context", "correlation")
+_GPU = ("start", "end", "device", "stream", "context", "correlation", "node_arg", "graph_arg")
 
 
 class _Columns:
@@ -119,6 +121,8 @@ def _gpu(start: int, end: int, a) -> tuple[int, ...]:
         _int(a and a.stream, 0),
         _int(a and a.context, 0),
         _int(a and a.correlation),
+        _int(a and a.graph_node),  # recorded graph-node id (recent PyTorch), -1 when absent
+        _int(a and a.graph),
     )
 
 
@@ -163,7 +167,7 @@ def load_kineto(path: Path) -> Trace:
     tables["memcpy"] = _copies(_table(columns.rows["memcpy"], (*_GPU, "bytes", "copy_kind")), calls, memset=False)
     tables["memset"] = _copies(_table(columns.rows["memset"], (*_GPU, "bytes")), calls, memset=True)
     graph_calls = _graph_nodes(tables, symbols, api)
-    tables = {key: Table(narrow_ids({n: table[n] for n in table.columns})) for key, table in tables.items()}
+    tables = {key: Table(narrow_ids({n: t[n] for n in t.columns if n != "graph_arg"})) for key, t in tables.items()}
     info = ExportInfo(
         path=path,
         size_bytes=path.stat().st_size,
@@ -278,7 +282,8 @@ def _gpu_columns(table: Table, calls: tuple[np.ndarray, np.ndarray]) -> dict[str
         "context": table.context.astype(np.int32),
         "correlation": table.correlation,
         "process": _launching_process(table.correlation, calls),
-        "graph_node": np.full(len(table), -1, np.int64),
+        "graph_node": table.node_arg.copy(),  # recorded ids where the trace has them; else _graph_nodes gives them
+        "graph_arg": table.graph_arg,
     }
 
 
@@ -330,8 +335,11 @@ def _graph_nodes(tables: dict[str, Table], symbols: SymbolTable, api: Table) -> 
             counts["empty"] += 1
             continue
         found.sort()
+        if all(tables[key].graph_node[row] >= 0 for _, key, row in found):
+            continue  # the trace recorded its nodes' ids (recent PyTorch's "graph node id")
+        recorded = int(tables[found[0][1]].graph_arg[found[0][2]])  # its "graph id", where recorded
         signature = tuple((key, int(tables[key].name[row])) if key == "kernels" else (key, 0) for _, key, row in found)
-        graph = graphs.setdefault(signature, len(graphs) + 1)
+        graph = recorded if recorded >= 0 else graphs.setdefault(signature, len(graphs) + 1)
         for index, (_, key, row) in enumerate(found):
             tables[key].graph_node[row] = node_id(graph, index)
     return counts

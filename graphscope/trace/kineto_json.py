@@ -40,6 +40,8 @@ class Args(msgspec.Struct):
     bytes: Number = None
     registers: Number = msgspec.field(default=None, name="registers per thread")
     shared: Number = msgspec.field(default=None, name="shared memory")
+    graph_node: Number = msgspec.field(default=None, name="graph node id")  # core.events.node_id layout
+    graph: Number = msgspec.field(default=None, name="graph id")
 
 
 class Event(msgspec.Struct):
