@@ -59,6 +59,7 @@ from graphscope.view.layout import KERNEL
 from graphscope.view.legend import legend_html, scope_banner
 
 FIRST_FRAME_ENV = "GRAPHSCOPE_REPORT_FIRST_FRAME"
+FLAT_ROLES_KEY = "lanes/flat_roles"  # which kinds of nested lane (Python, operators...) open in one row
 STATE_VERSION = 2  # bump when docks change, so an older saved layout is not applied
 SHORTCUTS = (
     "W / S: zoom in / out · A / D: pan · F: fit the activity · Shift+F: whole process · Z: zoom to selection · "
@@ -139,6 +140,8 @@ class MainWindow(QMainWindow, OtherWindows):
         self.stats.instance_requested.connect(self.show_next_instance)
         self.lanes.lane_toggled.connect(self.timeline.set_lane_hidden)
         self.lanes.group_collapsed.connect(self.timeline.set_group_collapsed)
+        self.lanes.lane_flattened.connect(self._on_lane_flattened)
+        self.timeline.lanes_changed.connect(self._on_lanes_changed)
         self.dag_view.node_selected.connect(self._on_dag_nodes)
         self.run_panel.traces_ready.connect(self.open_comparison)
         self.tune_panel.dag_ready.connect(self.show_live_dag)
@@ -239,6 +242,9 @@ class MainWindow(QMainWindow, OtherWindows):
     def _restore(self) -> None:
         if not self.persist:
             return
+        roles = self.settings.value(FLAT_ROLES_KEY)
+        if isinstance(roles, str):  # one string: QSettings reads an empty list back as None
+            self.timeline.flat_roles = {role for role in roles.split(",") if role}
         geometry = self.settings.value("geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
@@ -323,7 +329,7 @@ class MainWindow(QMainWindow, OtherWindows):
         self.timeline.collapsed.clear()
         self.timeline.set_document(document)
         self.find_bar.reset()
-        self.lanes.set_layout(document.layout, self.timeline.hidden, self.timeline.collapsed)
+        self._on_lanes_changed()
         self.details.show_fields("Nothing selected", [("verdict", "computing…")])
         self.recent.remember(path)
         self._set_busy(
@@ -351,6 +357,21 @@ class MainWindow(QMainWindow, OtherWindows):
             self.preload.cancel()
         self.preload = start_behind(Task(load_remaining_columns, document.trace))  # details and exports need them
         self.loaded.emit(document)
+
+    def _on_lane_flattened(self, key: str, flat: bool) -> None:
+        self.timeline.set_lane_flat(key, flat)
+        self._remember_flat_roles()
+
+    def _on_lanes_changed(self) -> None:
+        """The Lanes panel shows what the timeline does (after a click on a lane's name)."""
+        if self.document is not None:
+            timeline = self.timeline
+            self.lanes.set_layout(self.document.layout, timeline.hidden, timeline.collapsed, timeline.flat)
+        self._remember_flat_roles()
+
+    def _remember_flat_roles(self) -> None:
+        if self.persist:
+            self.settings.setValue(FLAT_ROLES_KEY, ",".join(sorted(self.timeline.flat_roles)))
 
     # -- windows of files too large to hold, and the scope -------------------------------------
 

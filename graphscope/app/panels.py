@@ -34,6 +34,17 @@ class DetailsPanel(QTextBrowser):
         self.setHtml(f"<h3>{html.escape(title)}</h3>{_table(fields)}")
 
 
+def recorded_by(summary: dict[str, Any]) -> str:
+    """The profiler that wrote the file: "PyTorch profiler (Kineto)" for a PyTorch trace, never
+    "Nsight Systems: unknown"."""
+    platform = summary.get("platform") or ""
+    if not summary.get("nsys_version") and "Kineto" in platform:
+        return platform
+    return f"Nsight Systems {summary.get('nsys_version') or '(version not recorded)'}" + (
+        f" on {platform}" if platform else ""
+    )
+
+
 class SummaryPanel(QTextBrowser):
     """The launch-overhead verdict and the numbers behind it."""
 
@@ -46,7 +57,7 @@ class SummaryPanel(QTextBrowser):
         fields = [
             ("file", summary["file"]),
             ("scope", scope["label"] if scope else whole),
-            ("Nsight Systems", summary["nsys_version"] or "unknown"),
+            ("recorded by", recorded_by(summary)),
             ("span", format_ns(summary["span_ns"])),
             ("kernels", f"{summary['kernels']['count']:,} ({format_ns(summary['kernels']['total_ns'])})"),
             ("memcpy", f"{summary['memcpy']['count']:,} ({format_bytes(summary['memcpy']['bytes'])})"),

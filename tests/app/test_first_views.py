@@ -1,0 +1,95 @@
+"""What a new user meets first (issue 44): the GPU lanes of a PyTorch trace in view, lanes named for what
+they hold, the profiler named in the Summary, call stacks collapsed and expandable."""
+
+from __future__ import annotations
+
+from tests.conftest import DATA
+
+RANK0 = DATA / "kineto" / "hta__rank0_of_16_graph_launches.json.gz"
+REPLAY = DATA / "kineto" / "hta__trace_diff_test_graph_replay.json.gz"
+
+
+def _rows_in_view(window) -> tuple[float, float]:
+    (_, _), (y0, y1) = window.timeline.view.viewRange()
+    return y0, y1
+
+
+def test_a_pytorch_trace_opens_with_every_gpu_lane_in_view(window, open_trace):
+    for path in (RANK0, REPLAY):
+        open_trace(path)
+        y0, y1 = _rows_in_view(window)
+        gpu = [item for item in window.timeline.items.values() if item.lane.kind == "gpu"]
+        assert gpu and all(y0 <= item.y and item.y + item.height <= y1 for item in gpu), path.name
+
+
+def test_pytorch_lanes_are_named_for_what_they_hold(window, open_trace):
+    document = open_trace(RANK0)
+    labels = [lane.label for lane in document.layout.lanes]
+    assert "operators · main thread" in labels and "CUDA API · main thread" in labels
+    assert "annotations · main thread" in labels
+    assert "GPU 0 · stream 7" in labels
+    assert not any("NVTX" in label or "[" in label for label in labels)
+    groups = {lane.group for lane in document.layout.lanes}
+    assert groups == {"pid 4515", "GPU 0 · NVIDIA A100-SXM4-80GB"}
+    # every range is on the lane of its category, none lost by the split
+    nvtx_lanes = [lane for lane in document.layout.lanes if lane.kind == "nvtx"]
+    assert sum(len(lane) for lane in nvtx_lanes) == len(document.trace.nvtx)
+
+
+def test_the_summary_names_the_profiler_that_wrote_the_file(window, open_trace):
+    open_trace(RANK0)
+    text = window.summary.toPlainText()
+    assert "recorded by" in text and "PyTorch profiler (Kineto)" in text
+    assert "Nsight Systems" not in text
+    open_trace(DATA / "h200_forkjoin_node.sqlite")
+    assert "Nsight Systems 2025.3.2.0" in window.summary.toPlainText()
+
+
+def test_call_stacks_open_in_one_row_and_expand_from_the_lanes_panel(window, open_trace, qtbot):
+    from PySide6.QtCore import Qt
+
+    document = open_trace(RANK0)
+    timeline = window.timeline
+    operators = next(i for i in timeline.items.values() if i.lane.label == "operators · main thread")
+    assert operators.lane.depth_rows == 4 and operators.flat and operators.height == 1
+    gpu_top = min(i.y for i in timeline.items.values() if i.lane.kind == "gpu")
+
+    # the Lanes panel's collapse box on the lane expands it: four rows, the GPU lanes move down by three
+    panel = window.lanes
+    lane_items = [panel.topLevelItem(0).child(k) for k in range(panel.topLevelItem(0).childCount())]
+    row = next(item for item in lane_items if item.text(0).startswith("operators · main thread"))
+    assert row.checkState(1) == Qt.CheckState.Checked
+    row.setCheckState(1, Qt.CheckState.Unchecked)
+    operators = next(i for i in timeline.items.values() if i.lane.label == "operators · main thread")
+    assert not operators.flat and operators.height == 4
+    assert min(i.y for i in timeline.items.values() if i.lane.kind == "gpu") == gpu_top + 3
+    assert "operators" not in timeline.flat_roles
+
+    # remembered: the next PyTorch trace opens its operator stacks expanded, in this window and the next
+    open_trace(REPLAY)
+    assert not any(i.flat for i in timeline.items.values() if i.lane.role == "operators")
+    assert any(i.flat for i in timeline.items.values() if i.lane.role == "annotations")
+    from graphscope.app.main_window import MainWindow
+
+    again = MainWindow()
+    qtbot.addWidget(again)
+    assert "operators" not in again.timeline.flat_roles and "annotations" in again.timeline.flat_roles
+    assert document.layout is not None
+
+
+def test_a_click_on_a_lane_name_collapses_and_expands_it(window, open_trace):
+    open_trace(RANK0)
+    timeline = window.timeline
+    annotations = next(i for i in timeline.items.values() if i.lane.label == "annotations · main thread")
+    timeline._on_label_click(annotations.y + 0.5)
+    annotations = next(i for i in timeline.items.values() if i.lane.label == "annotations · main thread")
+    assert not annotations.flat and annotations.height == annotations.lane.depth_rows == 8
+    lanes_row = next(
+        window.lanes.topLevelItem(0).child(k)
+        for k in range(window.lanes.topLevelItem(0).childCount())
+        if window.lanes.topLevelItem(0).child(k).text(0).startswith("annotations · main thread")
+    )
+    assert lanes_row.checkState(1).name == "Unchecked"  # the panel follows
+    group = timeline._label_rows[0]
+    timeline._on_label_click((group[0] + group[1]) / 2)  # the process's header: the whole group collapses
+    assert "pid 4515" in timeline.collapsed
