@@ -10,7 +10,9 @@ from graphscope.trace.model import Trace
 
 FOCUS_SPARSENESS = 0.5  # the first view leaves out stretches under half the trace's average event density
 RIVAL_BUSY = 0.25  # GPU work outside the window of at least this share of the busy time inside joins it
-MOSTLY_GAP = 0.5  # a window more than half one gap between events keeps only its busier side
+MOSTLY_GAP = 0.5  # a window more than half one gap between events keeps only its busier side,
+MAJORITY = 0.5  # when that side holds at least this share of the trace's GPU busy time
+FEW_EVENTS = 20  # fewer launches and GPU items than this: the view is their span, no density to weigh
 BLOCK = 1 << 16  # events per step of the running sum: its temporaries stay small and in cache
 
 
@@ -24,19 +26,26 @@ def activity_window(trace: Trace, analysis: TraceAnalysis) -> tuple[int, int]:
     replays traced as one item each) rival many launches: GPU work within one window width after (or
     before) the window with at least RIVAL_BUSY of the window's busy time joins it. A window that is
     more than MOSTLY_GAP one gap (a long module load between warm-up and the replays) keeps the side with
-    more GPU busy time, the later on a tie. The window ends where the last work it holds ends.
+    more GPU busy time, the later on a tie, if that side holds MAJORITY of the trace's GPU time. The
+    window ends where the last work it holds ends; then CUDA calls longer than its GPU work's span that
+    end in it beside that work (start-up: context creation, big allocations) are left out. Fewer than
+    FEW_EVENTS launches and GPU items are shown from the first to the last.
     """
     calls = analysis.launches.rows
     call_starts = trace.api.start[calls]  # API rows and GPU work are both sorted by start
     work = analysis.work
     starts = np.concatenate([call_starts, work.start])
     starts.sort(kind="stable")  # two sorted runs: a merge
-    if len(starts) < 20 or starts[-1] <= starts[0]:
+    if len(starts) == 0 or starts[-1] < starts[0]:
         return trace.span()
-    first, last = densest_run(starts)
-    low, high = _without_big_gap(starts, work.start, work.end, int(starts[first]), int(starts[last]))
-    low, high = _with_rivals(work.start, work.end, low, high)
-    low, high = _without_big_gap(starts, work.start, work.end, low, high)
+    if len(starts) < FEW_EVENTS or starts[-1] == starts[0]:
+        low, high = int(starts[0]), int(starts[-1])  # a handful of launches: all of them, nothing around
+    else:
+        first, last = densest_run(starts)
+        total = _busy(work.start, work.end, -np.inf, np.inf)
+        low, high = _without_big_gap(starts, work.start, work.end, int(starts[first]), int(starts[last]), total)
+        low, high = _with_rivals(work.start, work.end, low, high)
+        low, high = _without_big_gap(starts, work.start, work.end, low, high, total)
     ends = [high]
     a, b = _between(call_starts, low, high)
     if b > a:
@@ -44,7 +53,31 @@ def activity_window(trace: Trace, analysis: TraceAnalysis) -> tuple[int, int]:
     a, b = _between(work.start, low, high)
     if b > a:
         ends.append(int(work.end[a:b].max()))
-    return low, max(ends)
+    return _without_long_calls(trace, work.start, work.end, low, max(ends))
+
+
+def _without_long_calls(trace: Trace, work_start: np.ndarray, work_end: np.ndarray, low: int, high: int):
+    """The window less the CUDA calls longer than its GPU work's span that end in it beside that work,
+    never overlapping it: context creation, a 88-400 ms cudaMalloc or cuMemAllocAsync, a module load
+    before the first kernel (or after the last) would otherwise fill the view, the kernels specks at
+    its edge. Calls that overlap the work (a synchronize, a lazily loading launch) stay."""
+    a, b = _between(work_start, low, high)
+    if b <= a:
+        return low, high
+    first, last = int(work_start[a]), int(work_end[a:b].max())
+    api = trace.api
+    before = int(np.searchsorted(api.start, first, "left"))  # calls starting before the work (start-up)
+    ends, starts = api.end[:before], api.start[:before]
+    long_before = (ends - starts > last - first) & (ends >= low) & (ends < first)
+    if long_before.any():
+        low = max(low, int(ends[long_before].max()))
+    after = int(np.searchsorted(api.start, last, "right"))  # calls starting after the work ends
+    stop = int(np.searchsorted(api.start, high, "right"))
+    ends, starts = api.end[after:stop], api.start[after:stop]
+    long_after = (ends - starts > last - first) & (ends <= high)
+    if long_after.any():
+        high = min(high, int(starts[long_after].min()))
+    return low, max(high, last)
 
 
 def _busy(work_start: np.ndarray, work_end: np.ndarray, low: float, high: float) -> float:
@@ -69,9 +102,11 @@ def _with_rivals(work_start: np.ndarray, work_end: np.ndarray, low: int, high: i
 
 
 def _without_big_gap(
-    starts: np.ndarray, work_start: np.ndarray, work_end: np.ndarray, low: int, high: int
+    starts: np.ndarray, work_start: np.ndarray, work_end: np.ndarray, low: int, high: int, total: float
 ) -> tuple[int, int]:
-    """While one gap between event starts is most of the window, keep the side with more GPU busy time."""
+    """While one gap between event starts is most of the window, keep the side with more GPU busy time
+    if it holds MAJORITY of the trace's (`total`): eager steps and graph replays of about the same GPU
+    time on either side of a module load both stay, so the view holds most of the GPU work."""
     for _ in range(8):  # each pass at least halves the window: a few suffice
         a, b = _between(starts, low, high)
         if b - a < 3 or high <= low or not _may_have_gap(starts[a:b], low, high):
@@ -84,6 +119,8 @@ def _without_big_gap(
         left_end, right_start = int(inside[k]), int(inside[k + 1])
         left = _busy(work_start, work_end, low, left_end)
         right = _busy(work_start, work_end, right_start, high)
+        if max(left, right) < MAJORITY * total:
+            break
         low, high = (low, left_end) if left > right else (right_start, high)
     return low, high
 

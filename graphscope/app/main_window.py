@@ -92,6 +92,7 @@ class MainWindow(QMainWindow, OtherWindows):
         """With `persist` False (a screenshot) the saved layout and recent files are neither read nor written."""
         super().__init__()
         self.persist = persist
+        self._shown = False
         self.setWindowTitle("graphscope")
         self.setAcceptDrops(True)
         self.settings = QSettings("graphscope", "graphscope")
@@ -268,6 +269,14 @@ class MainWindow(QMainWindow, OtherWindows):
         if kernels.isVisible() and not kernels.isFloating() and kernels.height() > tallest:
             self.resizeDocks([kernels], [BOTTOM_DOCK_HEIGHT], Qt.Orientation.Vertical)
 
+    def showEvent(self, event) -> None:
+        """The keyboard starts on the timeline (W/S/A/D zoom and pan at once), not in the find field,
+        the first focusable widget."""
+        super().showEvent(event)
+        if not self._shown:
+            self._shown = True
+            self.timeline.setFocus(Qt.FocusReason.OtherFocusReason)
+
     def closeEvent(self, event) -> None:
         self._close_other_windows()
         self.cancel_loading()
@@ -282,7 +291,7 @@ class MainWindow(QMainWindow, OtherWindows):
     def choose_file(self) -> None:
         recent = self.recent.files()
         start_dir = str(Path(recent[0]).parent) if recent else ""
-        path, _ = QFileDialog.getOpenFileName(self, "Open an Nsight Systems export", start_dir, EXPORT_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self, "Open a trace", start_dir, EXPORT_FILTER)
         if path:
             self.open_path(Path(path))
 

@@ -93,3 +93,40 @@ def test_a_click_on_a_lane_name_collapses_and_expands_it(window, open_trace):
     group = timeline._label_rows[0]
     timeline._on_label_click((group[0] + group[1]) / 2)  # the process's header: the whole group collapses
     assert "pid 4515" in timeline.collapsed
+
+
+def test_the_keyboard_starts_on_the_timeline(window, open_trace, qtbot):
+    from PySide6.QtCore import Qt
+
+    open_trace(RANK0)
+    window.activateWindow()
+    qtbot.waitUntil(lambda: window.timeline.hasFocus(), timeout=5000)
+    (x0, x1), _ = window.timeline.view.viewRange()
+    qtbot.keyClick(window.timeline, Qt.Key.Key_W)  # zooms in at once, types nothing into the find field
+    (a, b), _ = window.timeline.view.viewRange()
+    assert (b - a) < 0.6 * (x1 - x0)
+    assert window.find_bar.field.text() == ""
+
+
+def test_ctrl_e_in_the_find_field_exports_a_report(window, open_trace, qtbot):
+    from PySide6.QtCore import QEvent, Qt
+    from PySide6.QtGui import QKeyEvent
+
+    open_trace(RANK0)
+    field = window.find_bar.field
+    for key, taken in ((Qt.Key.Key_E, False), (Qt.Key.Key_O, False), (Qt.Key.Key_A, True), (Qt.Key.Key_V, True)):
+        override = QKeyEvent(QEvent.Type.ShortcutOverride, key, Qt.KeyboardModifier.ControlModifier)
+        override.ignore()  # as Qt sends it; a line edit accepts what it binds (Ctrl+E: end of line on X11)
+        field.event(override)
+        assert override.isAccepted() == taken, key  # not taken: the window's shortcut runs
+
+
+def test_file_open_lists_every_format_graphscope_reads():
+    from graphscope.app.other_windows import EXPORT_FILTER
+
+    filters = EXPORT_FILTER.split(";;")
+    assert filters[0].startswith("Traces graphscope reads")
+    for pattern in ("*.sqlite", "*.nsys-rep", "*.json", "*.json.gz", "*.pt.trace.json.gz"):
+        assert pattern in filters[0]
+    assert any(f.startswith("PyTorch-profiler traces") and "*.json.gz" in f for f in filters)
+    assert filters[-1] == "All files (*)" and len(filters) == 5
