@@ -31,7 +31,7 @@ def _add_summary(sub: argparse._SubParsersAction) -> None:
         help="headless summary of one export (.sqlite, .nsys-rep, PyTorch-profiler JSON), or of a job's rank "
         "traces (several files or a folder) analysed on Dask",
     )
-    p.add_argument("files", type=Path, nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE")  # text: Path("") would be the current folder
     p.add_argument("--step", metavar="NAME", help="ranks: the step range to align them by (default ProfilerStep#*)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="ranks: a running Dask scheduler (default: a local cluster)")
     p.add_argument("--workers", type=int, metavar="N", help="ranks: local workers (default: one per core)")
@@ -326,6 +326,9 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
     if args.top < 0:
         raise BadInputError("--top cannot be negative")
+    if not all(args.files):
+        raise BadInputError("summary: an empty file name names no trace (give a file, or a folder of rank traces)")
+    args.files = [Path(f) for f in args.files]
     if len(args.files) > 1 or args.files[0].is_dir():
         return _summary_of_ranks(args)
     args.file = args.files[0]
