@@ -3,6 +3,8 @@ they hold, the profiler named in the Summary, call stacks collapsed and expandab
 
 from __future__ import annotations
 
+import time
+
 from tests.conftest import DATA
 
 RANK0 = DATA / "kineto" / "hta__rank0_of_16_graph_launches.json.gz"
@@ -130,3 +132,23 @@ def test_file_open_lists_every_format_graphscope_reads():
         assert pattern in filters[0]
     assert any(f.startswith("PyTorch-profiler traces") and "*.json.gz" in f for f in filters)
     assert filters[-1] == "All files (*)" and len(filters) == 5
+
+
+def test_a_failed_plan_empties_its_progress_bar(qtbot, tmp_path):
+    """The Plan panel's bar stayed at 5% after a no-GPU error: a failure empties it (TaskPanel)."""
+    from graphscope.app.plan_panel import PlanPanel
+    from graphscope.app.workers import Task
+    from graphscope.core.errors import NoGpuError
+
+    panel = PlanPanel(tmp_path / "s.sqlite")
+    qtbot.addWidget(panel)
+
+    def measure(progress, cancel):
+        progress(0.05, "measuring each size in a child process…")
+        time.sleep(0.05)
+        raise NoGpuError("no CUDA GPU is available")
+
+    panel._start_task(Task(measure), "measuring…")
+    qtbot.waitUntil(lambda: panel.task is None, timeout=10_000)
+    assert "no CUDA GPU" in panel.status.text()
+    assert panel.progress.value() <= panel.progress.minimum()
