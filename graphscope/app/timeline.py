@@ -76,6 +76,13 @@ class TimelineView(pg.PlotWidget):
         self.ruler = Ruler(self.view)
         self.scope: Scope | None = None
         self._pointer_x: float | None = None
+        self._show_axes(False)  # nothing loaded: no 0-20 lane axis, no 0-1 ns time axis
+
+    def _show_axes(self, shown: bool) -> None:
+        plot = self.getPlotItem()
+        for side in ("left", "bottom"):
+            (plot.showAxis if shown else plot.hideAxis)(side)
+        self.grid.setVisible(shown)
 
     # -- building -----------------------------------------------------------------------------
 
@@ -143,7 +150,9 @@ class TimelineView(pg.PlotWidget):
         """A file with nothing to draw says so on the timeline, instead of an empty 0-1 ns plot."""
         if self.empty_note.scene() is not None:
             self.view.removeItem(self.empty_note)
-        if self.document is None or any(len(item.lane.start) for item in self.items.values()):
+        drawn = any(len(item.lane.start) for item in self.items.values())
+        self._show_axes(drawn)
+        if self.document is None or drawn:
             return
         hidden = " (every lane is hidden: Lanes panel)" if self.document.layout.lanes and not self.items else ""
         self.empty_note.setText(

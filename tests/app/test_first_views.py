@@ -152,3 +152,32 @@ def test_a_failed_plan_empties_its_progress_bar(qtbot, tmp_path):
     qtbot.waitUntil(lambda: panel.task is None, timeout=10_000)
     assert "no CUDA GPU" in panel.status.text()
     assert panel.progress.value() <= panel.progress.minimum()
+
+
+def test_no_axes_until_there_is_something_to_draw(window, open_trace, tmp_path, qtbot):
+    """An empty window, a failed open or a file with nothing to draw shows no 0-20 lane axis and no
+    0-1 ns time axis; a trace brings them."""
+    import shutil
+    import sqlite3
+
+    plot = window.timeline.getPlotItem()
+
+    def axes_shown() -> bool:
+        return plot.getAxis("left").isVisible() and plot.getAxis("bottom").isVisible()
+
+    assert not axes_shown()
+    bad = tmp_path / "picture.json"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    with qtbot.waitSignal(window.load_failed, timeout=30_000):
+        window.open_path(bad)
+    assert not axes_shown()
+    empty = tmp_path / "empty.sqlite"
+    shutil.copy(DATA / "h200_forkjoin_node.sqlite", empty)
+    with sqlite3.connect(empty) as db:
+        for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall():
+            if table.startswith(("CUPTI_ACTIVITY_KIND_", "NVTX_EVENTS")):
+                db.execute(f"DELETE FROM {table}")
+    open_trace(empty)
+    assert not axes_shown() and window.timeline.empty_note.scene() is not None
+    open_trace(RANK0)
+    assert axes_shown()
