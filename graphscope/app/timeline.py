@@ -80,9 +80,12 @@ class TimelineView(pg.PlotWidget):
 
     def _show_axes(self, shown: bool) -> None:
         plot = self.getPlotItem()
+        if plot.getAxis("bottom").isVisibleTo(plot) == shown:
+            return
         for side in ("left", "bottom"):
             (plot.showAxis if shown else plot.hideAxis)(side)
         self.grid.setVisible(shown)
+        plot.layout.activate()  # the axes' room now, not at the next event: a drag may start on them at once
 
     # -- building -----------------------------------------------------------------------------
 
