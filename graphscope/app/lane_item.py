@@ -249,7 +249,7 @@ class GapItem(pg.GraphicsObject):
 
     def __init__(self, start: np.ndarray, end: np.ndarray, cause: np.ndarray, y: float, height: float) -> None:
         super().__init__()
-        self.lod = LodLane(start, end, cause.astype(np.int16))
+        self.lod = LodLane(start, end, cause.astype(np.int16), dominant=False)  # a mix is never all host-wait
         self.y, self.height = y, height
         self._rects = PrimitiveArray(QRectF, 4)
         x0 = float(start.min()) if len(start) else 0.0
