@@ -139,6 +139,7 @@ class MainWindow(QMainWindow, OtherWindows):
             self.timeline.first_frame.connect(lambda: print("graphscope: first frame", file=sys.stderr, flush=True))
         self.stats.identities_chosen.connect(self._on_identities)
         self.stats.instance_requested.connect(self.show_next_instance)
+        self.stats.rows_described.connect(self._on_rows_described)
         self.lanes.lane_toggled.connect(self.timeline.set_lane_hidden)
         self.lanes.group_collapsed.connect(self.timeline.set_group_collapsed)
         self.lanes.lane_flattened.connect(self._on_lane_flattened)
@@ -535,6 +536,11 @@ class MainWindow(QMainWindow, OtherWindows):
         self.timeline.select(KERNEL, row)
         self.timeline.zoom_to_selection()
         self.status_label.setText(f"kernel {at % len(rows) + 1} of {len(rows):,} with this name and configuration")
+
+    def _on_rows_described(self, title: str, fields: list) -> None:
+        """A Kernels-table selection in Details (it stayed at 'Nothing selected')."""
+        self.details.show_fields(title, fields)
+        self.side_tabs.setCurrentWidget(self.details)
 
     def _on_identities(self, identities: np.ndarray) -> None:
         if self.document is None:

@@ -181,3 +181,22 @@ def test_no_axes_until_there_is_something_to_draw(window, open_trace, tmp_path, 
     assert not axes_shown() and window.timeline.empty_note.scene() is not None
     open_trace(RANK0)
     assert axes_shown()
+
+
+def test_a_kernels_table_selection_is_described_in_details(window, open_trace):
+    document = open_trace(RANK0)
+    table = window.stats.table
+    table.selectRow(0)
+    source_row = window.stats.proxy.mapToSource(window.stats.proxy.index(0, 0)).row()
+    identity = window.stats.model.identity(source_row)
+    launches = len(document.kernels_of(identity))  # counted a second way: the kernels of that identity
+    text = window.details.toPlainText()
+    assert "Kernel (Kernels table)" in text and window.stats.model.labels[source_row] in text
+    assert f"launches\n{launches:,}\n" in text
+    assert "Nothing selected" not in text
+    table.selectRow(1)
+    table.selectionModel().select(
+        window.stats.proxy.index(0, 0),
+        table.selectionModel().SelectionFlag.Select | table.selectionModel().SelectionFlag.Rows,
+    )
+    assert "2 kernels (Kernels table)" in window.details.toPlainText()
