@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphscope.analysis.steady import ONE_OFF_FACTOR, ONE_OFF_MIN_NS
 from graphscope.analysis.summary import TraceAnalysis
 from graphscope.trace.model import Trace
 
@@ -28,7 +29,8 @@ def activity_window(trace: Trace, analysis: TraceAnalysis) -> tuple[int, int]:
     more than MOSTLY_GAP one gap (a long module load between warm-up and the replays) keeps the side with
     more GPU busy time, the later on a tie, if that side holds MAJORITY of the trace's GPU time. The
     window ends where the last work it holds ends; then CUDA calls longer than its GPU work's span that
-    end in it beside that work (start-up: context creation, big allocations) are left out. Fewer than
+    end in it beside that work (start-up: context creation, big allocations) are left out, and so are the
+    one-off launch calls that open it (a first graph launch loading its module). Fewer than
     FEW_EVENTS launches and GPU items are shown from the first to the last.
     """
     calls = analysis.launches.rows
@@ -53,7 +55,25 @@ def activity_window(trace: Trace, analysis: TraceAnalysis) -> tuple[int, int]:
     a, b = _between(work.start, low, high)
     if b > a:
         ends.append(int(work.end[a:b].max()))
+    low = _after_one_off_calls(trace, calls, call_starts, low, high)
     return _without_long_calls(trace, work.start, work.end, low, max(ends))
+
+
+def _after_one_off_calls(trace: Trace, calls: np.ndarray, call_starts: np.ndarray, low: int, high: int) -> int:
+    """The window's start moved past the launch calls that open it and are one-off (the steady account's
+    rule, analysis/steady.py: ONE_OFF_FACTOR x the window's median launch call and ONE_OFF_MIN_NS slower):
+    the first launch of a graph that took 420 us against 7 us for the replays after it (a lazy module
+    load) is start-up, not the steady work the view should open on."""
+    a, b = _between(call_starts, low, high)
+    if b - a < 3:
+        return low
+    took = trace.api.end[calls[a:b]] - trace.api.start[calls[a:b]]
+    median = float(np.median(took))
+    slow = (took > ONE_OFF_FACTOR * median) & (took - median >= ONE_OFF_MIN_NS)
+    leading = int(np.argmin(slow)) if not slow.all() else len(slow)  # the slow calls that open the window
+    if leading == 0 or b - a - leading < 2:  # none, or nothing steady left after them
+        return low
+    return max(low, int(call_starts[a + leading]))
 
 
 def _without_long_calls(trace: Trace, work_start: np.ndarray, work_end: np.ndarray, low: int, high: int):

@@ -188,3 +188,22 @@ def test_a_long_allocation_before_a_few_kernels_is_left_out_of_the_view():
     low, high = activity_window(trace, analysis)
     assert low >= 299_990_000 and high == 300_050_000
     assert _first_view_faults(trace, analysis.work, low, high) == []
+
+
+def test_a_graph_replay_trace_opens_on_its_steady_replays():
+    """The first cudaGraphLaunch takes 420 us (its module loads), the four after it 5-12 us: the view opens
+    on those four replays, not on one 420 us call with the replays specks at its right edge."""
+    from graphscope.analysis.summary import analyze
+    from graphscope.trace.reader import load_trace
+
+    trace = load_trace(DATA / "kineto" / "h200_torch_linear_replay.json.gz")
+    analysis = analyze(trace)
+    low, high = activity_window(trace, analysis)
+    api, rows = trace.api, analysis.launches.rows
+    took = api.end[rows] - api.start[rows]
+    first = int(np.argmax(took))
+    assert first == 0 and took[0] > 30 * np.median(took)  # the one-off opens the trace
+    assert api.start[rows[0]] < low  # left out
+    replays = analysis.work.start[(analysis.work.start >= low) & (analysis.work.end <= high)]
+    assert len(replays) == len(analysis.work) - 2  # the other four replays' two kernels each are in view
+    assert high - low < 0.2 * (api.end[rows[0]] - api.start[rows[0]])
