@@ -200,3 +200,34 @@ def test_a_kernels_table_selection_is_described_in_details(window, open_trace):
         table.selectionModel().SelectionFlag.Select | table.selectionModel().SelectionFlag.Rows,
     )
     assert "2 kernels (Kernels table)" in window.details.toPlainText()
+
+
+def test_hovering_a_collapsed_stack_names_its_outermost_range_and_duration(window, open_trace, qtbot):
+    import numpy as np
+    import pyqtgraph as pg
+
+    document = open_trace(RANK0)
+    timeline = window.timeline
+    item = next(i for i in timeline.items.values() if i.lane.label == "operators · main thread")
+    lane = item.lane
+    outer = np.flatnonzero(lane.depth == 0)
+    event = int(outer[np.argmax(lane.end[outer] - lane.start[outer])])  # the longest top-level operator
+    timeline.view.setXRange(lane.start[event] - 1e3, lane.end[event] + 1e3, padding=0)
+    qtbot.wait(50)
+    point = pg.Point((lane.start[event] + lane.end[event]) / 2, item.y + 0.5)
+    text = timeline.hover_text(timeline.view.mapViewToScene(point))
+    name = document.trace.symbols.name(int(lane.name[event]))
+    assert name in text.splitlines()[0] or name[:40] in text
+    assert "duration" in text
+
+
+def test_the_lanes_panel_keeps_what_a_lane_holds_in_view(window, open_trace):
+    """Names cut at the right ("python3 [144] CUD…") lost what the lane holds: elided in the middle, in
+    full in the tooltip, the panel wide enough for the usual name."""
+    from PySide6.QtCore import Qt
+
+    open_trace(DATA / "h200_torch_mlp_node.sqlite")
+    panel = window.lanes
+    assert panel.textElideMode() == Qt.TextElideMode.ElideMiddle and panel.sizeHint().width() >= 360
+    row = panel.topLevelItem(0).child(0)
+    assert row.text(0).startswith("python3 [729] CUDA API") and row.toolTip(0).startswith(row.text(0))
