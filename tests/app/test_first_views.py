@@ -231,3 +231,24 @@ def test_the_lanes_panel_keeps_what_a_lane_holds_in_view(window, open_trace):
     assert panel.textElideMode() == Qt.TextElideMode.ElideMiddle and panel.sizeHint().width() >= 360
     row = panel.topLevelItem(0).child(0)
     assert row.text(0).startswith("python3 [729] CUDA API") and row.toolTip(0).startswith(row.text(0))
+
+
+def test_graph_boxes_read_on_every_fill():
+    """Box text contrasts with every heat fill (grey on red read poorly: 4:1 or better now); the
+    smallest fitted scale keeps box text about 11 px."""
+    from graphscope.app.dag_view import BOX_POINTS, READABLE, heat, ink_on
+
+    def contrast(a, b) -> float:
+        def lum(c):
+            channels = [((v / 255) / 12.92 if v / 255 <= 0.03928 else ((v / 255 + 0.055) / 1.055) ** 2.4)
+                        for v in (c.red(), c.green(), c.blue())]  # fmt: skip
+            return 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]
+
+        high, low = sorted((lum(a), lum(b)), reverse=True)
+        return (high + 0.05) / (low + 0.05)
+
+    for share in (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0):
+        fill = heat(share)
+        title, subtitle = ink_on(fill)
+        assert contrast(fill, title) >= 4.0 and contrast(fill, subtitle) >= 3.0, share
+    assert BOX_POINTS * READABLE * 96 / 72 >= 11
