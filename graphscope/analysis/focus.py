@@ -14,6 +14,7 @@ RIVAL_BUSY = 0.25  # GPU work outside the window of at least this share of the b
 MOSTLY_GAP = 0.5  # a window more than half one gap between events keeps only its busier side,
 MAJORITY = 0.5  # when that side holds at least this share of the trace's GPU busy time
 FEW_EVENTS = 20  # fewer launches and GPU items than this: the view is their span, no density to weigh
+ONE_OFF_SAMPLE = 4096  # launch calls opening the window whose median a one-off is measured against
 BLOCK = 1 << 16  # events per step of the running sum: its temporaries stay small and in cache
 
 
@@ -44,7 +45,7 @@ def activity_window(trace: Trace, analysis: TraceAnalysis) -> tuple[int, int]:
         low, high = int(starts[0]), int(starts[-1])  # a handful of launches: all of them, nothing around
     else:
         first, last = densest_run(starts)
-        total = _busy(work.start, work.end, -np.inf, np.inf)
+        total = _TotalBusy(work.start, work.end)
         low, high = _without_big_gap(starts, work.start, work.end, int(starts[first]), int(starts[last]), total)
         low, high = _with_rivals(work.start, work.end, low, high)
         low, high = _without_big_gap(starts, work.start, work.end, low, high, total)
@@ -65,6 +66,7 @@ def _after_one_off_calls(trace: Trace, calls: np.ndarray, call_starts: np.ndarra
     the first launch of a graph that took 420 us against 7 us for the replays after it (a lazy module
     load) is start-up, not the steady work the view should open on."""
     a, b = _between(call_starts, low, high)
+    b = min(b, a + ONE_OFF_SAMPLE)
     if b - a < 3:
         return low
     took = trace.api.end[calls[a:b]] - trace.api.start[calls[a:b]]
@@ -87,10 +89,11 @@ def _without_long_calls(trace: Trace, work_start: np.ndarray, work_end: np.ndarr
     first, last = int(work_start[a]), int(work_end[a:b].max())
     api = trace.api
     before = int(np.searchsorted(api.start, first, "left"))  # calls starting before the work (start-up)
-    ends, starts = api.end[:before], api.start[:before]
-    long_before = (ends - starts > last - first) & (ends >= low) & (ends < first)
-    if long_before.any():
-        low = max(low, int(ends[long_before].max()))
+    for lo in range(0, before, BLOCK):  # block by block: at 10M calls whole temporaries took 240 MB
+        ends, starts = api.end[lo : min(lo + BLOCK, before)], api.start[lo : min(lo + BLOCK, before)]
+        long_before = (ends - starts > last - first) & (ends >= low) & (ends < first)
+        if long_before.any():
+            low = max(low, int(ends[long_before].max()))
     after = int(np.searchsorted(api.start, last, "right"))  # calls starting after the work ends
     stop = int(np.searchsorted(api.start, high, "right"))
     ends, starts = api.end[after:stop], api.start[after:stop]
@@ -98,6 +101,19 @@ def _without_long_calls(trace: Trace, work_start: np.ndarray, work_end: np.ndarr
     if long_after.any():
         high = min(high, int(starts[long_after].min()))
     return low, max(high, last)
+
+
+class _TotalBusy:
+    """The trace's GPU busy time, summed when first asked (a big gap is rare; at 10M items the sum costs
+    two passes): float sums of ends and starts, no 80 MB temporary of durations."""
+
+    def __init__(self, work_start: np.ndarray, work_end: np.ndarray) -> None:
+        self.work_start, self.work_end, self.value = work_start, work_end, None
+
+    def __float__(self) -> float:
+        if self.value is None:
+            self.value = float(np.sum(self.work_end, dtype=np.float64) - np.sum(self.work_start, dtype=np.float64))
+        return self.value
 
 
 def _busy(work_start: np.ndarray, work_end: np.ndarray, low: float, high: float) -> float:
@@ -122,7 +138,7 @@ def _with_rivals(work_start: np.ndarray, work_end: np.ndarray, low: int, high: i
 
 
 def _without_big_gap(
-    starts: np.ndarray, work_start: np.ndarray, work_end: np.ndarray, low: int, high: int, total: float
+    starts: np.ndarray, work_start: np.ndarray, work_end: np.ndarray, low: int, high: int, total: _TotalBusy
 ) -> tuple[int, int]:
     """While one gap between event starts is most of the window, keep the side with more GPU busy time
     if it holds MAJORITY of the trace's (`total`): eager steps and graph replays of about the same GPU
@@ -139,7 +155,7 @@ def _without_big_gap(
         left_end, right_start = int(inside[k]), int(inside[k + 1])
         left = _busy(work_start, work_end, low, left_end)
         right = _busy(work_start, work_end, right_start, high)
-        if max(left, right) < MAJORITY * total:
+        if max(left, right) < MAJORITY * float(total):
             break
         low, high = (low, left_end) if left > right else (right_start, high)
     return low, high
