@@ -34,6 +34,7 @@ from graphscope.app.find_bar import FindBar
 from graphscope.app.graph_panel import GraphPanel
 from graphscope.app.lanes_panel import LanesPanel
 from graphscope.app.other_windows import EXPORT_FILTER, OtherWindows
+from graphscope.app.overview import Overview
 from graphscope.app.panels import DetailsPanel, HistogramPanel, SummaryPanel
 from graphscope.app.plan_panel import PlanPanel
 from graphscope.app.recent_files import RecentFiles
@@ -114,6 +115,8 @@ class MainWindow(QMainWindow, OtherWindows):
         top.addWidget(self.scope_banner, 1)
         top.addWidget(self.find_bar)
         column.addLayout(top)
+        self.overview = Overview(self.timeline)
+        column.addWidget(self.overview)
         column.addWidget(self.timeline, 1)
         self.setCentralWidget(central)
         self.scope_task: Task | None = None
@@ -338,6 +341,7 @@ class MainWindow(QMainWindow, OtherWindows):
         self.timeline.hidden.clear()
         self.timeline.collapsed.clear()
         self.timeline.set_document(document)
+        self.overview.set_document(document)
         self.find_bar.reset()
         self._on_lanes_changed()
         self.details.show_fields("Nothing selected", [("verdict", "computing…")])

@@ -252,3 +252,30 @@ def test_graph_boxes_read_on_every_fill():
         title, subtitle = ink_on(fill)
         assert contrast(fill, title) >= 4.0 and contrast(fill, subtitle) >= 3.0, share
     assert BOX_POINTS * READABLE * 96 / 72 >= 11
+
+
+def test_the_overview_strip_marks_the_view_and_moves_it(window, open_trace, qtbot):
+    """The whole trace above the timeline: its window follows the timeline's range, dragging it pans the
+    timeline, a click beside it centres the view there; its columns hold the GPU's busy time."""
+    import numpy as np
+
+    from graphscope.app.overview import busy_columns
+
+    document = open_trace(RANK0)
+    overview, view = window.overview, window.timeline.view
+    assert overview.isVisible()
+    (x0, x1), _ = view.viewRange()
+    low, high = overview.region.getRegion()
+    assert abs(low - x0) < 1 and abs(high - x1) < 1
+    window.timeline.zoom(0.5)
+    (x0, x1), _ = view.viewRange()
+    assert np.allclose(overview.region.getRegion(), (x0, x1))
+    overview.region.setRegion((x0 + 1e6, x1 + 1e6))  # as a drag does
+    (y0, y1), _ = view.viewRange()
+    assert abs(y0 - (x0 + 1e6)) < 1 and abs(y1 - (x1 + 1e6)) < 1
+    # the strip's busy time, counted a second way: GPU work (stream lanes) per column of the whole trace
+    edges, share = busy_columns(document, columns=50)
+    lanes = [lane for lane in document.layout.lanes if lane.kind == "gpu"]
+    width = edges[1] - edges[0]
+    total = sum(float((lane.end - lane.start).sum()) for lane in lanes)
+    assert abs(share.sum() * width * len(lanes) - total) < 0.05 * total
