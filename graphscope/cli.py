@@ -31,7 +31,7 @@ def _add_summary(sub: argparse._SubParsersAction) -> None:
         help="headless summary of one export (.sqlite, .nsys-rep, PyTorch-profiler JSON), or of a job's rank "
         "traces (several files or a folder) analysed on Dask",
     )
-    p.add_argument("files", type=Path, nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE")  # text: Path("") would be the current folder
     p.add_argument("--step", metavar="NAME", help="ranks: the step range to align them by (default ProfilerStep#*)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="ranks: a running Dask scheduler (default: a local cluster)")
     p.add_argument("--workers", type=int, metavar="N", help="ranks: local workers (default: one per core)")
@@ -55,8 +55,18 @@ def _add_summary(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_open(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("open", help="open the GUI on an export (.sqlite or .nsys-rep); the demo without one")
-    p.add_argument("file", type=Path, nargs="?")
+    p = sub.add_parser(
+        "open",
+        help="open the GUI on a trace (an Nsight Systems .sqlite or .nsys-rep, a PyTorch-profiler .json, .json.gz or "
+        ".pt.trace.json.gz); the demo without one",
+    )
+    p.add_argument(
+        "file",
+        type=Path,
+        nargs="?",
+        help="an Nsight Systems export (.sqlite) or report (.nsys-rep), or a PyTorch-profiler trace (.json, "
+        ".json.gz, .pt.trace.json.gz); without one, the demo trace",
+    )
     p.add_argument("--screenshot", type=Path, metavar="PNG", help="render the loaded window to PNG and exit")
     p.add_argument("--size", default="1600x1000", help="window size for --screenshot (WxH)")
     p.add_argument(
@@ -133,7 +143,11 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
 
 def _add_dag(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("dag", help="the CUDA graph's DAG: live from a workload, or from a node-mode trace")
-    p.add_argument("target", type=Path, help="a workload .py, or an export (.sqlite / .nsys-rep)")
+    p.add_argument(
+        "target",
+        type=Path,
+        help="a workload .py, or a trace (.sqlite, .nsys-rep, or a PyTorch-profiler .json / .json.gz)",
+    )
     output = p.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the DAG as JSON")
     output.add_argument("--dot", action="store_true", help="print Graphviz DOT (chains folded)")
@@ -312,6 +326,9 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
     if args.top < 0:
         raise BadInputError("--top cannot be negative")
+    if not all(args.files):
+        raise BadInputError("summary: an empty file name names no trace (give a file, or a folder of rank traces)")
+    args.files = [Path(f) for f in args.files]
     if len(args.files) > 1 or args.files[0].is_dir():
         return _summary_of_ranks(args)
     args.file = args.files[0]

@@ -4,12 +4,30 @@ and brought into view."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from graphscope.app.timeline import TimelineView
 from graphscope.view.search import Matches, find_events
+
+EDITING_KEYS = {
+    Qt.Key.Key_A,
+    Qt.Key.Key_C,
+    Qt.Key.Key_V,
+    Qt.Key.Key_X,
+    Qt.Key.Key_Z,
+    Qt.Key.Key_Y,
+    Qt.Key.Key_Left,
+    Qt.Key.Key_Right,
+    Qt.Key.Key_Home,
+    Qt.Key.Key_End,
+    Qt.Key.Key_Backspace,
+    Qt.Key.Key_Delete,
+    Qt.Key.Key_Insert,
+}
+"""Ctrl+ keys the find field keeps (select all, copy, paste, cut, undo, redo, by word); every other
+Ctrl+ key is the window's (Ctrl+E: QLineEdit takes it for 'end of line' on X11 and the export never came)."""
 
 
 class FindField(QLineEdit):
@@ -17,6 +35,16 @@ class FindField(QLineEdit):
 
     stepped = Signal(int)
     left = Signal()
+
+    def event(self, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and event.modifiers() & Qt.KeyboardModifier.ControlModifier
+            and event.key() not in EDITING_KEYS
+        ):
+            event.ignore()  # not overridden: the window's shortcut runs
+            return True
+        return super().event(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):

@@ -76,9 +76,11 @@ def draw_runs(
 class LaneItem(pg.GraphicsObject):
     """Draws a `Lane` between y and y + depth_rows; knows its highlighted and selected events."""
 
-    def __init__(self, lane: Lane, y: float, names: SymbolTable | None = None) -> None:
+    def __init__(self, lane: Lane, y: float, names: SymbolTable | None = None, flat: bool = False) -> None:
+        """`flat`: a nested lane drawn in one row, its outermost events only (a collapsed call stack)."""
         super().__init__()
         self.lane = lane
+        self.flat = flat and lane.depth_rows > 1
         self.y = y
         self.names = names  # resolves in-bar labels (None: no labels)
         self._rects = PrimitiveArray(QRectF, 4)
@@ -90,7 +92,7 @@ class LaneItem(pg.GraphicsObject):
         self.collapsed = False  # drawn in its group's single row
         x0 = float(lane.start.min()) if len(lane) else 0.0
         x1 = float(lane.end.max()) if len(lane) else 1.0
-        self._bounds = QRectF(x0, y, max(x1 - x0, 1.0), lane.depth_rows * ROW_HEIGHT)
+        self._bounds = QRectF(x0, y, max(x1 - x0, 1.0), self.height)
         self.setFlag(self.GraphicsItemFlag.ItemUsesExtendedStyleOption)
 
     def boundingRect(self) -> QRectF:
@@ -98,7 +100,12 @@ class LaneItem(pg.GraphicsObject):
 
     @property
     def height(self) -> float:
-        return self.lane.depth_rows * ROW_HEIGHT
+        return self.rows * ROW_HEIGHT
+
+    @property
+    def rows(self) -> int:
+        """Sub-rows drawn: one for a flat lane."""
+        return 1 if self.flat else self.lane.depth_rows
 
     def set_highlight(self, events: np.ndarray | None) -> None:
         """Highlight lane events (indices into the lane's arrays); None clears."""
@@ -132,7 +139,7 @@ class LaneItem(pg.GraphicsObject):
         (x0, x1), _ = view.viewRange()
         pixel = self.pixelWidth() or (x1 - x0) / 1000
         painter.setPen(Qt.PenStyle.NoPen)
-        for depth, lod in enumerate(self.lane.lods):
+        for depth, lod in enumerate(self.lane.lods[: self.rows]):
             runs = lod.visible(x0, x1, pixel)
             faded = self.dimmed or self._highlight_count > 0
             draw_runs(painter, self._rects, runs, self.row_y(depth), BAR, faded=faded)
@@ -218,7 +225,7 @@ class LaneItem(pg.GraphicsObject):
 
     def _draw_selected(self, painter: QPainter, pixel: float) -> None:
         event = self.selected
-        depth = int(self.lane.depth[event])
+        depth = 0 if self.flat else int(self.lane.depth[event])  # flat: inside its outermost range
         start, end = float(self.lane.start[event]), float(self.lane.end[event])
         painter.setPen(SELECT_PEN)
         painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -227,7 +234,7 @@ class LaneItem(pg.GraphicsObject):
     def hit(self, x: float, y: float, tolerance: float) -> int:
         """Index of the lane event at (x, y), or -1."""
         depth = int((y - self.y) // ROW_HEIGHT)
-        if not 0 <= depth < self.lane.depth_rows:
+        if not 0 <= depth < self.rows:
             return -1
         found = self.lane.lods[depth].hit(x, tolerance)
         return int(self.lane.members[depth][found]) if found >= 0 else -1
@@ -242,7 +249,7 @@ class GapItem(pg.GraphicsObject):
 
     def __init__(self, start: np.ndarray, end: np.ndarray, cause: np.ndarray, y: float, height: float) -> None:
         super().__init__()
-        self.lod = LodLane(start, end, cause.astype(np.int16))
+        self.lod = LodLane(start, end, cause.astype(np.int16), dominant=False)  # a mix is never all host-wait
         self.y, self.height = y, height
         self._rects = PrimitiveArray(QRectF, 4)
         x0 = float(start.min()) if len(start) else 0.0

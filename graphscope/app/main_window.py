@@ -34,6 +34,7 @@ from graphscope.app.find_bar import FindBar
 from graphscope.app.graph_panel import GraphPanel
 from graphscope.app.lanes_panel import LanesPanel
 from graphscope.app.other_windows import EXPORT_FILTER, OtherWindows
+from graphscope.app.overview import Overview
 from graphscope.app.panels import DetailsPanel, HistogramPanel, SummaryPanel
 from graphscope.app.plan_panel import PlanPanel
 from graphscope.app.recent_files import RecentFiles
@@ -59,6 +60,7 @@ from graphscope.view.layout import KERNEL, NVTX
 from graphscope.view.legend import legend_html, scope_banner
 
 FIRST_FRAME_ENV = "GRAPHSCOPE_REPORT_FIRST_FRAME"
+FLAT_ROLES_KEY = "lanes/flat_roles"  # which kinds of nested lane (Python, operators...) open in one row
 STATE_VERSION = 2  # bump when docks change, so an older saved layout is not applied
 SHORTCUTS = (
     "W / S: zoom in / out · A / D: pan · F: fit the activity · Shift+F: whole process · Z: zoom to selection · "
@@ -91,6 +93,7 @@ class MainWindow(QMainWindow, OtherWindows):
         """With `persist` False (a screenshot) the saved layout and recent files are neither read nor written."""
         super().__init__()
         self.persist = persist
+        self._shown = False
         self.setWindowTitle("graphscope")
         self.setAcceptDrops(True)
         self.settings = QSettings("graphscope", "graphscope")
@@ -112,6 +115,8 @@ class MainWindow(QMainWindow, OtherWindows):
         top.addWidget(self.scope_banner, 1)
         top.addWidget(self.find_bar)
         column.addLayout(top)
+        self.overview = Overview(self.timeline)
+        column.addWidget(self.overview)
         column.addWidget(self.timeline, 1)
         self.setCentralWidget(central)
         self.scope_task: Task | None = None
@@ -140,8 +145,11 @@ class MainWindow(QMainWindow, OtherWindows):
             self.timeline.first_frame.connect(lambda: print("graphscope: first frame", file=sys.stderr, flush=True))
         self.stats.identities_chosen.connect(self._on_identities)
         self.stats.instance_requested.connect(self.show_next_instance)
+        self.stats.rows_described.connect(self._on_rows_described)
         self.lanes.lane_toggled.connect(self.timeline.set_lane_hidden)
         self.lanes.group_collapsed.connect(self.timeline.set_group_collapsed)
+        self.lanes.lane_flattened.connect(self._on_lane_flattened)
+        self.timeline.lanes_changed.connect(self._on_lanes_changed)
         self.dag_view.node_selected.connect(self._on_dag_nodes)
         self.run_panel.traces_ready.connect(self.open_comparison)
         self.tune_panel.dag_ready.connect(self.show_live_dag)
@@ -242,6 +250,9 @@ class MainWindow(QMainWindow, OtherWindows):
     def _restore(self) -> None:
         if not self.persist:
             return
+        roles = self.settings.value(FLAT_ROLES_KEY)
+        if isinstance(roles, str):  # one string: QSettings reads an empty list back as None
+            self.timeline.flat_roles = {role for role in roles.split(",") if role}
         geometry = self.settings.value("geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
@@ -265,6 +276,14 @@ class MainWindow(QMainWindow, OtherWindows):
         if kernels.isVisible() and not kernels.isFloating() and kernels.height() > tallest:
             self.resizeDocks([kernels], [BOTTOM_DOCK_HEIGHT], Qt.Orientation.Vertical)
 
+    def showEvent(self, event) -> None:
+        """The keyboard starts on the timeline (W/S/A/D zoom and pan at once), not in the find field,
+        the first focusable widget."""
+        super().showEvent(event)
+        if not self._shown:
+            self._shown = True
+            self.timeline.setFocus(Qt.FocusReason.OtherFocusReason)
+
     def closeEvent(self, event) -> None:
         self._close_other_windows()
         self.cancel_loading()
@@ -279,7 +298,7 @@ class MainWindow(QMainWindow, OtherWindows):
     def choose_file(self) -> None:
         recent = self.recent.files()
         start_dir = str(Path(recent[0]).parent) if recent else ""
-        path, _ = QFileDialog.getOpenFileName(self, "Open an Nsight Systems export", start_dir, EXPORT_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self, "Open a trace", start_dir, EXPORT_FILTER)
         if path:
             self.open_path(Path(path))
 
@@ -325,8 +344,9 @@ class MainWindow(QMainWindow, OtherWindows):
         self.timeline.hidden.clear()
         self.timeline.collapsed.clear()
         self.timeline.set_document(document)
+        self.overview.set_document(document)
         self.find_bar.reset()
-        self.lanes.set_layout(document.layout, self.timeline.hidden, self.timeline.collapsed)
+        self._on_lanes_changed()
         self.current_view = None
         self._show_idle_details(None)
         self.recent.remember(path)
@@ -355,6 +375,21 @@ class MainWindow(QMainWindow, OtherWindows):
             self.preload.cancel()
         self.preload = start_behind(Task(load_remaining_columns, document.trace))  # details and exports need them
         self.loaded.emit(document)
+
+    def _on_lane_flattened(self, key: str, flat: bool) -> None:
+        self.timeline.set_lane_flat(key, flat)
+        self._remember_flat_roles()
+
+    def _on_lanes_changed(self) -> None:
+        """The Lanes panel shows what the timeline does (after a click on a lane's name)."""
+        if self.document is not None:
+            timeline = self.timeline
+            self.lanes.set_layout(self.document.layout, timeline.hidden, timeline.collapsed, timeline.flat)
+        self._remember_flat_roles()
+
+    def _remember_flat_roles(self) -> None:
+        if self.persist:
+            self.settings.setValue(FLAT_ROLES_KEY, ",".join(sorted(self.timeline.flat_roles)))
 
     # -- windows of files too large to hold, and the scope -------------------------------------
 
@@ -530,6 +565,11 @@ class MainWindow(QMainWindow, OtherWindows):
         self.timeline.select(KERNEL, row)
         self.timeline.zoom_to_selection()
         self.status_label.setText(f"kernel {at % len(rows) + 1} of {len(rows):,} with this name and configuration")
+
+    def _on_rows_described(self, title: str, fields: list) -> None:
+        """A Kernels-table selection in Details (it stayed at 'Nothing selected')."""
+        self.details.show_fields(title, fields)
+        self.side_tabs.setCurrentWidget(self.details)
 
     def _on_identities(self, identities: np.ndarray) -> None:
         if self.document is None:

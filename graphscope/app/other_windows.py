@@ -12,7 +12,16 @@ from graphscope.app.compare import CompareWindow
 from graphscope.app.ranks_window import RanksWindow, job_of_folder
 from graphscope.app.workers import Task, start
 
-EXPORT_FILTER = "Nsight Systems exports (*.sqlite *.nsys-rep);;All files (*)"
+EXPORT_FILTER = ";;".join(
+    (
+        "Traces graphscope reads (*.sqlite *.nsys-rep *.json *.json.gz *.pt.trace.json.gz)",
+        "Nsight Systems exports (*.sqlite)",
+        "Nsight Systems reports (*.nsys-rep)",
+        "PyTorch-profiler traces (*.json *.json.gz *.pt.trace.json.gz)",
+        "All files (*)",
+    )
+)
+"""File > Open and Compare with…: one filter listing every format the readers take, then one per kind."""
 
 
 class OtherWindows:

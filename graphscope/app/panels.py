@@ -46,6 +46,17 @@ def scope_span(summary: dict[str, Any]) -> str:
     return f"{format_ns(span)} ({where}; the trace spans {format_ns(summary['span_ns'])})"
 
 
+def recorded_by(summary: dict[str, Any]) -> str:
+    """The profiler that wrote the file: "PyTorch profiler (Kineto)" for a PyTorch trace, never
+    "Nsight Systems: unknown"."""
+    platform = summary.get("platform") or ""
+    if not summary.get("nsys_version") and "Kineto" in platform:
+        return platform
+    return f"Nsight Systems {summary.get('nsys_version') or '(version not recorded)'}" + (
+        f" on {platform}" if platform else ""
+    )
+
+
 class SummaryPanel(QTextBrowser):
     """The launch-overhead verdict and the numbers behind it."""
 
@@ -58,7 +69,7 @@ class SummaryPanel(QTextBrowser):
         fields = [
             ("file", summary["file"]),
             ("scope", scope["label"] if scope else whole),
-            ("Nsight Systems", summary["nsys_version"] or "unknown"),
+            ("recorded by", recorded_by(summary)),
             ("span", scope_span(summary)),
             ("kernels", f"{summary['kernels']['count']:,} ({format_ns(summary['kernels']['total_ns'])})"),
             ("memcpy", f"{summary['memcpy']['count']:,} ({format_bytes(summary['memcpy']['bytes'])})"),

@@ -82,6 +82,7 @@ class StatsPanel(QWidget):
     instance_requested = Signal(int)
 
     identities_chosen = Signal(object)
+    rows_described = Signal(str, object)  # a selection of rows, for Details: title, [(field, value)]
 
     def __init__(self) -> None:
         super().__init__()
@@ -125,6 +126,7 @@ class StatsPanel(QWidget):
         rows = {self.proxy.mapToSource(i).row() for i in self.table.selectionModel().selectedRows()}
         if rows:
             self.identities_chosen.emit(np.array([self.model.identity(r) for r in sorted(rows)], dtype=np.int64))
+            self.rows_described.emit(*self.describe(sorted(rows)))
         elif not self.search.text():
             self.identities_chosen.emit(np.empty(0, np.int64))
 
@@ -144,6 +146,33 @@ class StatsPanel(QWidget):
         self.table.viewport().update()
         self.table.scrollTo(index)
         return True
+
+    def describe(self, rows: list[int]) -> tuple[str, list[tuple[str, str]]]:
+        """What Details says of selected rows (model rows): one kernel's statistics, or the selection's
+        totals and names."""
+        model, stats = self.model, self.model.stats
+        if len(rows) == 1:
+            row = rows[0]
+            fields = [
+                ("kernel", model.labels[row]),
+                ("full name", model.symbols.name(int(stats.key[row]))),
+                ("launches", f"{int(stats['count'][row]):,}"),
+                ("total", format_ns(float(stats["total_ns"][row]))),
+                ("median", format_ns(float(stats["median_ns"][row]))),
+                ("mean ± std", f"{format_ns(float(stats['mean_ns'][row]))} ± {format_ns(float(stats['std_ns'][row]))}"),
+                ("min - max", f"{format_ns(float(stats['min_ns'][row]))} - {format_ns(float(stats['max_ns'][row]))}"),
+            ]
+            title = "Kernel (Kernels table)"
+        else:
+            names = [model.labels[r] for r in rows]
+            fields = [
+                ("launches", f"{int(stats['count'][rows].sum()):,}"),
+                ("total", format_ns(float(stats["total_ns"][rows].sum()))),
+                ("kernels", "; ".join(names[:8]) + (f"; and {len(names) - 8} more" if len(names) > 8 else "")),
+            ]
+            title = f"{len(rows)} kernels (Kernels table)"
+        fields.append(("on the timeline", "highlighted; double-click a row for its next kernel"))
+        return title, fields
 
     def visible_identities(self) -> np.ndarray:
         rows = [self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in range(self.proxy.rowCount())]

@@ -40,7 +40,7 @@ class TaskPanel(QWidget):
         task.signals.progressed.connect(self._progress)
         task.signals.finished.connect(self._done)
         task.signals.failed.connect(self._error)
-        task.signals.cancelled.connect(lambda: self._finish("cancelled; the workload process was stopped"))
+        task.signals.cancelled.connect(self._cancelled)
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status.setStyleSheet("")
@@ -61,8 +61,14 @@ class TaskPanel(QWidget):
         self.cancel_button.setEnabled(False)
         self.status.setText(message)
 
+    def _cancelled(self) -> None:
+        self._finish("cancelled; the workload process was stopped")
+        self.progress.reset()
+
     def _error(self, message: str) -> None:
+        """A failure: said in red, the progress bar emptied (it stayed at 5% after a no-GPU error)."""
         self._finish(message)
+        self.progress.reset()
         self.status.setStyleSheet(FAILED_STYLE)
 
     def _done(self, result: Any) -> None:

@@ -18,12 +18,13 @@ from graphscope.core.units import format_ns
 from graphscope.trace.schema import NVTX_RANGE_TYPES
 from graphscope.view.describe import describe
 from graphscope.view.document import TraceDocument
-from graphscope.view.layout import API, DRAWN, GRAPH_GROUP, NVTX
+from graphscope.view.layout import API, DRAWN, GRAPH_GROUP, NVTX, STACKED_ROLES
 
 GROUP_HEADER = 0.9
 CLICK_TOLERANCE_PX = 3
 HOVER_FIELDS = 4  # the tooltip's facts: Details has them all
-ROW_PIXELS = 30  # a lane row keeps this height whatever the window size
+ROW_PIXELS = 30  # a lane row keeps this height whatever the window size, unless the lanes do not fit:
+MIN_ROW_PIXELS = 20  # then rows shrink to this (8-pt names and in-bar labels still read) before scrolling
 
 
 class TimelineView(pg.PlotWidget):
@@ -32,6 +33,7 @@ class TimelineView(pg.PlotWidget):
     selected = Signal(int, int)
     first_frame = Signal()  # once per document, after its lanes were first painted
     scope_requested = Signal(object)  # a Scope (drag on the time axis, an NVTX range clicked) or None (clear)
+    lanes_changed = Signal()  # a group or a stack collapsed or expanded from the lane names
 
     def __init__(self, parent=None) -> None:
         self.lane_axis = LaneAxis()
@@ -56,6 +58,10 @@ class TimelineView(pg.PlotWidget):
         self.gap_items: list[GapItem] = []
         self.hidden: set[str] = set()
         self.collapsed: set[str] = set()
+        self.flat: set[str] = set()  # keys of nested lanes drawn in one row
+        self.flat_roles: set[str] = set(STACKED_ROLES)  # lanes of these roles open flat (MainWindow keeps it)
+        self._label_rows: list[tuple[float, float, str, str]] = []  # (top, bottom, "group"/"lane", name)
+        self.lane_axis.clicked = self._on_label_click
         self.show_gaps = False
         self.selection: tuple[int, int] | None = None
         self.link = LinkItem()
@@ -70,6 +76,16 @@ class TimelineView(pg.PlotWidget):
         self.ruler = Ruler(self.view)
         self.scope: Scope | None = None
         self._pointer_x: float | None = None
+        self._show_axes(False)  # nothing loaded: no 0-20 lane axis, no 0-1 ns time axis
+
+    def _show_axes(self, shown: bool) -> None:
+        plot = self.getPlotItem()
+        if plot.getAxis("bottom").isVisibleTo(plot) == shown:
+            return
+        for side in ("left", "bottom"):
+            (plot.showAxis if shown else plot.hideAxis)(side)
+        self.grid.setVisible(shown)
+        plot.layout.activate()  # the axes' room now, not at the next event: a drag may start on them at once
 
     # -- building -----------------------------------------------------------------------------
 
@@ -84,6 +100,9 @@ class TimelineView(pg.PlotWidget):
         self.document = document
         self.selection = None
         self.scope_item.set_windows(None, 0)
+        self.flat = {
+            lane.key for lane in document.layout.lanes if lane.depth_rows > 1 and lane.role in self.flat_roles
+        }
         self.rebuild()
         self.fit_focus()
 
@@ -96,6 +115,7 @@ class TimelineView(pg.PlotWidget):
         if self.document is None:
             return
         ticks, y, current_group = [], 0.0, None
+        self._label_rows = []
         names = self.document.trace.symbols
         for index, lane in enumerate(self.document.layout.lanes):
             if lane.key in self.hidden:
@@ -104,17 +124,21 @@ class TimelineView(pg.PlotWidget):
                 current_group = lane.group
                 collapsed = lane.group in self.collapsed
                 ticks.append((y + GROUP_HEADER / 2, ("▸ " if collapsed else "▾ ") + lane.group))
+                self._label_rows.append((y, y + GROUP_HEADER, "group", lane.group))
                 y += GROUP_HEADER
                 group_top = y
                 if collapsed:
                     y += ROW_HEIGHT
             collapsed = lane.group in self.collapsed
-            item = LaneItem(lane, group_top if collapsed else y, names)
+            item = LaneItem(lane, group_top if collapsed else y, names, flat=lane.key in self.flat)
             item.collapsed = collapsed
             self.view.addItem(item)
             self.items[index] = item
             if not collapsed:
-                ticks.append((y + item.height / 2, "    " + lane.label))
+                mark = ("  ▸ " if item.flat else "  ▾ ") if lane.depth_rows > 1 else "    "
+                ticks.append((y + item.height / 2, mark + lane.label))
+                if lane.depth_rows > 1:
+                    self._label_rows.append((y, y + item.height, "lane", lane.key))
                 y += item.height
         self.lane_axis.setTicks([[(at, self.lane_axis.fit(text)) for at, text in ticks], []])
         self.view.addItem(self.link)
@@ -129,7 +153,9 @@ class TimelineView(pg.PlotWidget):
         """A file with nothing to draw says so on the timeline, instead of an empty 0-1 ns plot."""
         if self.empty_note.scene() is not None:
             self.view.removeItem(self.empty_note)
-        if self.document is None or any(len(item.lane.start) for item in self.items.values()):
+        drawn = any(len(item.lane.start) for item in self.items.values())
+        self._show_axes(drawn)
+        if self.document is None or drawn:
             return
         hidden = " (every lane is hidden: Lanes panel)" if self.document.layout.lanes and not self.items else ""
         self.empty_note.setText(
@@ -170,31 +196,71 @@ class TimelineView(pg.PlotWidget):
         (self.collapsed.add if collapsed else self.collapsed.discard)(group)
         self.rebuild()
 
+    def set_lane_flat(self, key: str, flat: bool) -> None:
+        """Draw a nested lane in one row (its outermost ranges) or with every nesting level; lanes of
+        its role in the next files open the same way."""
+        (self.flat.add if flat else self.flat.discard)(key)
+        lane = next((lane for lane in self.document.layout.lanes if lane.key == key), None) if self.document else None
+        if lane is not None and lane.role:
+            (self.flat_roles.add if flat else self.flat_roles.discard)(lane.role)
+        self.rebuild()
+
+    def _on_label_click(self, y: float) -> None:
+        """A click on a group's name collapses or expands the group; on a nested lane's name, its stack."""
+        for top, bottom, kind, name in self._label_rows:
+            if top <= y < bottom:
+                if kind == "group":
+                    self.set_group_collapsed(name, name not in self.collapsed)
+                else:
+                    self.set_lane_flat(name, name not in self.flat)
+                self.lanes_changed.emit()
+                return
+
     # -- navigation ---------------------------------------------------------------------------
 
     def fit_focus(self) -> None:
         """Where the work is: graphscope's measured repetitions, or the window holding most launches and
-        GPU work (start-up left out); lanes from the top."""
+        GPU work (start-up left out); lanes from the top, the GPU's in view."""
         if self.document is None:
             return
         origin = self.document.layout.origin
         first, last = self.document.focus
         self.view.setXRange(first - origin, max(last - origin, first - origin + 1), padding=0.03)
-        self._fit_rows(top=-0.2)
+        self._fit_rows(top=self._top_showing_gpu())
 
     def fit_all(self) -> None:
-        """The whole process span in time; lanes from the top at their fixed row height."""
+        """The whole process span in time; lanes from the top, the GPU's in view."""
         if self.document is None:
             return
         start, end = self.document.trace.span()
         origin = self.document.layout.origin
         self.view.setXRange(start - origin, max(end - origin, start - origin + 1), padding=0.02)
-        self._fit_rows(top=-0.2)
+        self._fit_rows(top=self._top_showing_gpu())
+
+    def _row_pixels(self) -> float:
+        """Pixels per lane row: ROW_PIXELS, or less down to MIN_ROW_PIXELS where that fits every lane."""
+        height = max(self.view.height(), 1)
+        fitting = height / max(self._content_height + 0.4, 1.0)
+        return min(ROW_PIXELS, max(MIN_ROW_PIXELS, fitting))
+
+    def _top_showing_gpu(self) -> float:
+        """The first row to show: the top, unless the GPU lanes (below the CPU's) would then be out of
+        sight; then as far down as shows them all, the CPU lanes nearest them above."""
+        top = -0.2
+        gpu = [item for item in self.items.values() if item.lane.kind == "gpu"]
+        if not gpu:
+            return top
+        rows = max(self.view.height(), 1) / self._row_pixels()
+        gpu_top = min(item.y for item in gpu) - GROUP_HEADER
+        gpu_bottom = max(item.y + (ROW_HEIGHT if item.collapsed else item.height) for item in gpu) + 0.2
+        if gpu_bottom > top + rows:
+            top = max(top, min(gpu_bottom - rows, gpu_top - 0.2))
+        return top
 
     def _fit_rows(self, top: float | None = None) -> None:
         (_, _), (y0, _) = self.view.viewRange()
         top = y0 if top is None else top
-        rows = max(self.view.height(), 1) / ROW_PIXELS
+        rows = max(self.view.height(), 1) / self._row_pixels()
         self.view.setLimits(yMin=-0.5, yMax=max(self._content_height + 0.5, top + rows))
         self.view.setYRange(top, top + rows, padding=0)
 

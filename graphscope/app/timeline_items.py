@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -46,6 +48,14 @@ class LaneAxis(pg.AxisItem):
         super().__init__("left")
         self.setWidth(self.WIDTH)
         self.setStyle(tickLength=0)
+        self.clicked: Callable[[float], None] | None = None  # called with the lane y clicked
+
+    def mouseClickEvent(self, event) -> None:
+        view = self.linkedView()
+        if self.clicked is None or view is None or event.button() != Qt.MouseButton.LeftButton:
+            return super().mouseClickEvent(event)
+        event.accept()
+        self.clicked(float(view.mapSceneToView(event.scenePos()).y()))
 
     def fit(self, text: str) -> str:
         """`text` elided to the axis width (pyqtgraph silently drops labels that do not fit)."""

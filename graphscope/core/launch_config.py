@@ -48,12 +48,18 @@ def split_site(key: str) -> tuple[str, int | None]:
 MAX_BLOCK_DIM = (1024, 1024, 64)
 
 
-def format_dim(dim: Dim | list[int] | None) -> str:
-    """(32, 8, 1) -> '32x8'; (256, 1, 1) -> '256'."""
+UNKNOWN_DIM = "unknown"
+"""A launch dimension the trace did not record (a profiler writes 0): never shown as '0x0x0'."""
+
+
+def format_dim(dim: Dim | list[int] | tuple[int, ...] | None, whole: bool = False) -> str:
+    """(32, 8, 1) -> '32x8'; (256, 1, 1) -> '256' ('256x1x1' with `whole`); a size under 1 -> 'unknown'."""
     if not dim:
         return "-"
-    values = list(dim)
-    while len(values) > 1 and values[-1] == 1:
+    values = [int(v) for v in dim]
+    if any(v < 1 for v in values):
+        return UNKNOWN_DIM
+    while not whole and len(values) > 1 and values[-1] == 1:
         values.pop()
     return "x".join(map(str, values))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from graphscope.core.launch_config import format_dim
 from graphscope.graph.model import Dag, Fold
 
 SHAPES = {
@@ -20,9 +21,7 @@ def _label(fold: Fold) -> str:
     node = fold.first
     lines = [f"{node.index}: {node.name}"]
     if node.block:
-        lines.append(
-            f"grid {node.grid[0]}x{node.grid[1]}x{node.grid[2]} block {node.block[0]}x{node.block[1]}x{node.block[2]}"
-        )
+        lines.append(f"grid {format_dim(node.grid, whole=True)} block {format_dim(node.block, whole=True)}")
     if node.site:
         lines.append(f"site {node.site}")
     if fold.median_ns is not None:

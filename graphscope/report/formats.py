@@ -134,8 +134,10 @@ def to_markdown(report: dict[str, Any]) -> str:
     for name, side in (("A", a), ("B", b)):
         if side:
             scope, steps = f", {_md(_scope(side))}", plural(side["steps"], "step")
-            source = _md(side["source"]).replace("`", "'")
-            lines.append(f"- **{name}**: {_md(side['label'])} ({side['kind']} `{source}`{scope}, {steps})")
+            where = f"{side['kind']} {_code(side['source'])}{scope}, {steps}"
+            if side["label"] != Path(side["source"]).name:  # else the label is the file name again
+                where = f"{_md(side['label'])} ({where})"
+            lines.append(f"- **{name}**: {where}")
     lines.append("")
     for text in headline(report):
         lines += [f"> {_md(text)}", ""]
@@ -169,6 +171,15 @@ def _md(text: str) -> str:
     flat = " ".join(str(text).splitlines()) if text is not None else ""
     flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MD_SPECIAL.sub(r"\\\1", flat)
+
+
+def _code(text: str) -> str:
+    """Text as a Markdown code span: literal inside (no escapes: they would show), on one line, fenced by
+    more backticks than any run of them it holds."""
+    flat = " ".join(str(text).splitlines())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
 
 
 def _cell(value: object) -> object:

@@ -117,7 +117,8 @@ def render_summary(s: dict[str, Any]) -> str:
         lines += ["", "GPUs"]
         for gpu in s["gpu"]:
             lines.append(
-                f"  device {gpu['device']} {gpu['name'] or ''}: busy {format_ns(gpu['busy_ns'])}, "
+                f"  device {gpu['device']}" + (f" {gpu['name']}" if gpu["name"] else "") + ": "
+                f"busy {format_ns(gpu['busy_ns'])}, "
                 f"idle {format_ns(gpu['idle_ns'])} ({format_ns(gpu['host_wait_idle_ns'])} waiting for the CPU), "
                 f"utilization {gpu['utilization']:.1%}"
             )

@@ -10,7 +10,7 @@ from graphscope.graph.model import Dag
 
 
 def _dim(value: list[int] | None) -> str:
-    return "x".join(map(str, value)) if value else "-"
+    return format_dim(value, whole=True)
 
 
 def render_dag(dag: Dag, title: str) -> str:

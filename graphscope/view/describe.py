@@ -6,6 +6,7 @@ import numpy as np
 
 from graphscope.analysis.launch import api_kinds
 from graphscope.core.events import COPY_DIRECTIONS, ApiKind, graph_of, index_in_graph
+from graphscope.core.launch_config import format_dim
 from graphscope.core.symbols import display_api_name
 from graphscope.core.units import format_bytes, format_ns, format_time
 from graphscope.graph.model import DagNode
@@ -85,8 +86,8 @@ def _kernel(document: TraceDocument, row: int) -> tuple[str, Fields]:
     fields = [("kernel", short), ("full name", symbols.name(int(k.name[row])))]
     fields += _time(document, int(k.start[row]), int(k.end[row]))
     fields += [
-        ("grid", f"({k.grid_x[row]}, {k.grid_y[row]}, {k.grid_z[row]})"),
-        ("block", f"({k.block_x[row]}, {k.block_y[row]}, {k.block_z[row]})"),
+        ("grid", format_dim((k.grid_x[row], k.grid_y[row], k.grid_z[row]), whole=True)),
+        ("block", format_dim((k.block_x[row], k.block_y[row], k.block_z[row]), whole=True)),
         ("registers / thread", str(k.registers[row])),
         (
             "shared memory",
@@ -194,8 +195,8 @@ def describe_nodes(nodes: list[DagNode]) -> tuple[str, Fields]:
     fields = [("type", node.type), ("name", node.name)]
     if node.block:
         fields += [
-            ("grid", "x".join(map(str, node.grid))),
-            ("block", "x".join(map(str, node.block))),
+            ("grid", format_dim(node.grid, whole=True)),
+            ("block", format_dim(node.block, whole=True)),
             ("shared memory", format_bytes(node.shared_mem)),
         ]
     fields.append(("launch site", node.site or "none (not tunable)"))

@@ -99,6 +99,7 @@ class Lane:
     lods: list[LodLane] = field(default_factory=list)
     members: list[np.ndarray] = field(default_factory=list)  # per sub-row: event indices of that row
     bracket_rows: np.ndarray | None = None  # graph launches (rows of GraphLaunches) bracketed on this lane
+    role: str = ""  # what it holds, as its label names it: "CUDA API", "NVTX", "Python", "operators"...
     brackets: LodLane | None = None  # their spans on this lane, sorted by start
 
     def __post_init__(self) -> None:
@@ -215,13 +216,35 @@ def add_graph_brackets(layout: TimelineLayout, graphs: GraphLaunches, nodes: Tab
 
 
 def _process_label(trace: Trace, symbols: SymbolTable, process: int) -> str:
-    return f"{symbols.name(int(trace.processes.name[process]))} (pid {int(trace.processes.pid[process])})"
+    name, pid = symbols.name(int(trace.processes.name[process])), int(trace.processes.pid[process])
+    return f"pid {pid}" if name == f"pid {pid}" else f"{name} (pid {pid})"  # a profiler's unnamed process
+
+
+KINETO_RANGE_ROLES = {2: "annotations", 3: "Python", 1: "operators"}
+"""A PyTorch-profiler range's category (kept as its NVTX domain, trace/kineto.py) -> its lane, in the
+order they stack: annotations (ProfilerStep#N, record_function) over the Python stack over the operators."""
+STACKED_ROLES = ("annotations", "Python", "operators")
+"""Lanes whose nesting is a call stack (4-12 rows deep in the shipped PyTorch traces, filling the window's
+height and pushing the GPU lanes out of sight): the timeline starts them collapsed to one row, their
+outermost ranges (ProfilerStep#N, the top-level operators)."""
 
 
 def _thread_lanes(trace: Trace, origin: int, group: str, thread: int) -> list[Lane]:
     lanes = []
     tid = int(trace.threads.tid[thread])
     thread_name = trace.symbols.name(int(trace.threads.name[thread]))
+    kineto = trace.info.layout == "kineto"
+    if kineto:  # the profiler names no threads ("thread N"): say which thread the lane is, once
+        pid = int(trace.processes.pid[int(trace.threads.process[thread])])
+        who = "main thread" if tid == pid else f"thread {tid}"
+
+        def label(role: str) -> str:
+            return f"{role} · {who}"
+    else:
+
+        def label(role: str) -> str:
+            return f"{thread_name} [{tid}] {role}"
+
     api = trace.api
     rows = rows_where(api.thread == thread)
     name = api.name[rows]
@@ -231,7 +254,7 @@ def _thread_lanes(trace: Trace, origin: int, group: str, thread: int) -> list[La
             Lane(
                 key=f"api:{thread}",
                 group=group,
-                label=f"{thread_name} [{tid}] CUDA API",
+                label=label("CUDA API"),
                 kind="api",
                 source=np.full(count, API, np.int8),
                 row=row_numbers(rows, len(api)),
@@ -240,30 +263,47 @@ def _thread_lanes(trace: Trace, origin: int, group: str, thread: int) -> list[La
                 color=api_kinds(trace.symbols, name).astype(np.int16),
                 name=name,
                 depth=np.zeros(count, np.int8),
+                role="CUDA API",
             )
         )
     nvtx = trace.nvtx
     rows = np.flatnonzero((nvtx.thread == thread) & np.isin(nvtx.event_type, NVTX_DRAWN_TYPES))
-    if len(rows):
-        start = nvtx.start[rows]
-        is_range = np.isin(nvtx.event_type[rows], NVTX_RANGE_TYPES) & (nvtx.end[rows] >= start)
-        end = np.where(is_range, nvtx.end[rows], start)
-        lanes.append(
-            Lane(
-                key=f"nvtx:{thread}",
-                group=group,
-                label=f"{thread_name} [{tid}] NVTX",
-                kind="nvtx",
-                source=np.full(len(rows), NVTX, np.int8),
-                row=rows,
-                start=_lane_times(start, origin),
-                end=_lane_times(end, origin),
-                color=_color_by_name(nvtx.text[rows], NVTX_COLORS, trace.symbols),
-                name=nvtx.text[rows],
-                depth=nesting_depth(start, end),
-            )
-        )
-    return lanes
+    if not len(rows):
+        return lanes
+    if not kineto:
+        return [*lanes, _range_lane(trace, origin, group, rows, f"nvtx:{thread}", label("NVTX"), "NVTX")]
+    domain = nvtx.domain[rows]
+    ranges = []
+    for key, role in KINETO_RANGE_ROLES.items():
+        mine = rows[domain == key]
+        if len(mine):
+            ranges.append(_range_lane(trace, origin, group, mine, f"{role}:{thread}", label(role), role))
+    other = rows[~np.isin(domain, list(KINETO_RANGE_ROLES))]
+    if len(other):
+        ranges.append(_range_lane(trace, origin, group, other, f"nvtx:{thread}", label("ranges"), "ranges"))
+    return [*ranges, *lanes]  # top down as the work flows: the stack, its operators, their CUDA calls
+
+
+def _range_lane(trace: Trace, origin: int, group: str, rows: np.ndarray, key: str, label: str, role: str) -> Lane:
+    """NVTX (or PyTorch-profiler) ranges of one thread, nested ones in sub-rows."""
+    nvtx = trace.nvtx
+    start = nvtx.start[rows]
+    is_range = np.isin(nvtx.event_type[rows], NVTX_RANGE_TYPES) & (nvtx.end[rows] >= start)
+    end = np.where(is_range, nvtx.end[rows], start)
+    return Lane(
+        key=key,
+        group=group,
+        label=label,
+        kind="nvtx",
+        source=np.full(len(rows), NVTX, np.int8),
+        row=rows,
+        start=_lane_times(start, origin),
+        end=_lane_times(end, origin),
+        color=_color_by_name(nvtx.text[rows], NVTX_COLORS, trace.symbols),
+        name=nvtx.text[rows],
+        depth=nesting_depth(start, end),
+        role=role,
+    )
 
 
 def nesting_depth(start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -285,7 +325,8 @@ def _lane_times(times: np.ndarray, origin: int) -> np.ndarray:
 
 def _gpu_lanes(trace: Trace, origin: int, device: int) -> list[Lane]:
     gpu = trace.gpu(device)
-    group = f"GPU {device}" + (f" {gpu.name}" if gpu else "")
+    named = gpu is not None and gpu.name and gpu.name != f"GPU {device}"  # a profiler may name it "GPU N"
+    group = f"GPU {device}" + (f" · {gpu.name}" if named else "")
     lanes = []
     parts = []
     for source in GPU_WORK:
@@ -321,7 +362,7 @@ def _gpu_lanes(trace: Trace, origin: int, device: int) -> list[Lane]:
             Lane(
                 key=f"stream:{device}:{s}",
                 group=group,
-                label=f"stream {s}",
+                label=f"GPU {device} · stream {s}",
                 kind="gpu",
                 source=source[mine],
                 row=rows[mine],
@@ -332,6 +373,7 @@ def _gpu_lanes(trace: Trace, origin: int, device: int) -> list[Lane]:
                 depth=np.zeros(len(starts), np.int8),
                 device=device,
                 stream=int(s),
+                role="GPU",
             )
         )
     return lanes

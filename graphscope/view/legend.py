@@ -29,14 +29,14 @@ def legend_html() -> str:
         + _swatch(PALETTE[COLOR_MEMCPY], "memory copy")
         + _swatch(PALETTE[COLOR_MEMSET], "memset")
         + _swatch(PALETTE[COLOR_GRAPH], "graph launch: a bracket around its node work on each stream", True)
-        + _swatch((90, 90, 100), "several kinds merged into one pixel (zoom in)")
     )
     gaps = "".join(_swatch(rgb, text) for text, rgb in GAP_COLOURS)
     return (
         "<b>CPU: CUDA API calls</b><table>" + api + "</table>"
         "<b>GPU: stream lanes</b><table>" + gpu + "</table>"
         "<p>Bars are as tall as the share of their pixel that was busy: a stream idling between tiny "
-        "kernels shows as a low strip.</p><b>Idle gaps (G)</b><table>" + gaps + "</table>"
+        "kernels shows as a low strip. A pixel holding several events takes the colour of the busiest "
+        "(zoom in to tell them apart).</p><b>Idle gaps (G)</b><table>" + gaps + "</table>"
         "<p>NVTX ranges are coloured by name. Yellow: highlighted, red outline: selected, blue band: the scope.</p>"
     )
 

@@ -57,7 +57,7 @@ def raise_for(error: dict[str, Any]) -> None:
     if kind == "no_gpu":
         raise NoGpuError(
             f"{message}; graphscope runs workloads on a CUDA GPU with CuPy "
-            "(pip install 'graphscope[cuda12]' or '[cuda13]')"
+            '(from a checkout: pip install -e ".[cuda13]", or ".[cuda12]" for a CUDA 12 driver)'
         )
     raise WorkloadError(message, kind, error.get("traceback", ""))
 

@@ -113,16 +113,15 @@ def test_graph_replays_after_the_eager_steps_are_in_the_first_view():
     assert low <= int(np.median(work.start))  # and the eager steps are still there
 
 
-def test_a_long_module_load_between_steps_does_not_fill_the_first_view():
-    """cuLibraryLoadData runs 14 ms between the eager steps and the replays: the view keeps one side."""
+def test_a_long_module_load_between_eager_steps_and_replays_keeps_both_in_view():
+    """cuLibraryLoadData runs 11.5 ms between the eager steps and the graph replays, each side under half
+    the GPU time: both stay (the view holds the majority of the GPU work), the load between them."""
     document = open_document(DATA / "h200_torch_mlp_node.sqlite", panels=False)
     low, high = document.focus
-    api = document.trace.api
-    inside = (api.start >= low) & (api.end <= high)
-    longest = float((api.end - api.start)[inside].max())
-    assert longest < 0.5 * (high - low)  # no single call is most of the view
     work = document.analysis.work
-    assert ((work.start >= low) & (work.start <= high)).sum() >= 50  # the kernels are in it, not specks
+    inside = (work.start >= low) & (work.end <= high)
+    assert inside.sum() >= 130 and inside.mean() > 0.8  # 71 eager kernels and 62 replayed nodes of 159
+    assert _first_view_faults(document.trace, work, low, high) == []
 
 
 def test_a_window_that_is_mostly_one_gap_keeps_its_busier_side():
@@ -132,3 +131,79 @@ def test_a_window_that_is_mostly_one_gap_keeps_its_busier_side():
     analysis.work = SimpleNamespace(start=long_right, end=long_right + 900)  # busy on the right only
     low, high = activity_window(trace, analysis)
     assert low >= 900_000 and high >= 999_000
+
+
+SHARED = DATA.parents[2] / "shared" / "traces"  # the team's shipped traces, where this checkout has them
+SHIPPED = {
+    path.name: path
+    for folder in (DATA, DATA / "kineto", SHARED, SHARED / "public", SHARED / "kineto")
+    if folder.is_dir()
+    for path in sorted([*folder.glob("*.sqlite"), *folder.glob("*.json.gz")])
+}
+
+
+def _first_view_faults(trace, work, low: int, high: int) -> list[str]:
+    """What a first view [low, high] gets wrong: less than half the GPU work (busy time) in it, or a CUDA
+    call longer than the span of the kernels in view that ends in it without overlapping them."""
+    faults = []
+    took = (work.end - work.start).astype(np.float64)
+    inside = (work.start >= low) & (work.end <= high)
+    if took.sum() > 0 and took[inside].sum() <= 0.5 * took.sum():
+        faults.append(f"{took[inside].sum() / took.sum():.0%} of the GPU time in view")
+    if not inside.any():
+        return faults
+    first, last = int(work.start[inside].min()), int(work.end[inside].max())
+    api = trace.api
+    took = api.end - api.start
+    bad = (took > last - first) & (api.end >= low) & (api.end <= high) & ((api.end < first) | (api.start > last))
+    faults += [f"{trace.symbols.name(int(api.name[i]))} of {took[i] / 1e6:.1f} ms" for i in np.flatnonzero(bad)[:3]]
+    return faults
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_every_shipped_trace_opens_on_its_gpu_work_not_on_start_up(name):
+    """Issue 44: the view holds the majority of the GPU work, and no call longer than the span of its
+    kernels (context creation, a big cudaMalloc, a module load) ends in it beside them. A measured
+    scope (graphscope's own repetitions) is what the view shows by design: not judged here."""
+    from graphscope.analysis.summary import analyze
+    from graphscope.trace.reader import load_trace
+
+    trace = load_trace(SHIPPED[name])
+    analysis = analyze(trace)
+    low, high = activity_window(trace, analysis)
+    assert _first_view_faults(trace, analysis.work, low, high) == []
+
+
+def test_a_long_allocation_before_a_few_kernels_is_left_out_of_the_view():
+    """A 300 ms cudaMalloc (context creation) then 5 launches of 5 us kernels: the view is the kernels',
+    not 300 ms with them 1-2 px wide at its right edge."""
+    launches = np.arange(300_000_000, 300_050_000, 10_000)
+    trace, analysis = fake(launches, (0, 300_200_000))
+    trace.api = SimpleNamespace(
+        start=np.concatenate([[0], launches]), end=np.concatenate([[299_990_000], launches + 3000])
+    )
+    analysis.launches = SimpleNamespace(rows=np.arange(1, 6))
+    analysis.work = SimpleNamespace(start=launches + 5000, end=launches + 10_000)
+    trace.api.start, trace.api.end = trace.api.start.astype(np.int64), trace.api.end.astype(np.int64)
+    low, high = activity_window(trace, analysis)
+    assert low >= 299_990_000 and high == 300_050_000
+    assert _first_view_faults(trace, analysis.work, low, high) == []
+
+
+def test_a_graph_replay_trace_opens_on_its_steady_replays():
+    """The first cudaGraphLaunch takes 420 us (its module loads), the four after it 5-12 us: the view opens
+    on those four replays, not on one 420 us call with the replays specks at its right edge."""
+    from graphscope.analysis.summary import analyze
+    from graphscope.trace.reader import load_trace
+
+    trace = load_trace(DATA / "kineto" / "h200_torch_linear_replay.json.gz")
+    analysis = analyze(trace)
+    low, high = activity_window(trace, analysis)
+    api, rows = trace.api, analysis.launches.rows
+    took = api.end[rows] - api.start[rows]
+    first = int(np.argmax(took))
+    assert first == 0 and took[0] > 30 * np.median(took)  # the one-off opens the trace
+    assert api.start[rows[0]] < low  # left out
+    replays = analysis.work.start[(analysis.work.start >= low) & (analysis.work.end <= high)]
+    assert len(replays) == len(analysis.work) - 2  # the other four replays' two kernels each are in view
+    assert high - low < 0.2 * (api.end[rows[0]] - api.start[rows[0]])
