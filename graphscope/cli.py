@@ -21,6 +21,7 @@ from typing import NoReturn
 from graphscope import __version__
 from graphscope.core import answer_cache
 from graphscope.core.errors import GraphscopeError
+from graphscope.core.paths import refuse_inputs
 
 EXIT_BAD_INPUT = 2
 
@@ -389,6 +390,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise BadInputError(f"{args.workload}: no such workload file")
     if args.reps < 2 or args.warmup < 0:
         raise BadInputError("--reps needs at least 2 repetitions and --warmup cannot be negative")
+    refuse_inputs(args.session, [args.workload, args.config], "--session")
     config = LaunchConfig.load(args.config) if args.config else None
     modes = MODES if args.mode == "both" else (args.mode,)
     if args.profile == "torch" and importlib.util.find_spec("torch") is None:  # before the run, not after it
@@ -487,6 +489,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     traffic = read_traffic(args.traffic) if args.traffic else None
     if args.serve is not None and not 1 <= args.serve <= 1_000_000:
         raise BadInputError(f"--serve takes 1 to 1,000,000 requests, not {args.serve}")
+    refuse_inputs(args.session, [Path(args.target), args.traffic], "--session")
     recorder = Recorder(args.session)
     if args.target.startswith("plan:"):
         from graphscope.report.sources import StoredPlan
@@ -519,6 +522,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     if args.block and not args.node:
         raise BadInputError("--block needs --node (which launch site to try the blocks on)")
     blocks = [parse_block(b) for b in args.block.split(",")] if args.block else None
+    refuse_inputs(args.save, [args.workload, args.config, args.session], "--save")
+    refuse_inputs(args.session, [args.workload, args.config], "--session")
     if args.budget is not None and args.budget < 1:
         raise BadInputError("--budget needs at least one trial")
     strategy = "brute" if args.node else args.strategy
@@ -576,6 +581,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise BadInputError(f"{args.output}: the folder {args.output.parent} does not exist")
     html = args.output.suffix.lower() == ".html"
     paths = [Path(s) for s in args.sources]
+    from graphscope.ranks.job import TRACE_SUFFIXES
+
+    refuse_inputs(args.output, [*paths, args.session], "-o", folder_files=TRACE_SUFFIXES)
     if any(p.is_dir() for p in paths) or (len(paths) > 2 and all(p.is_file() for p in paths)):
         report, charts = _rank_report(paths, args)  # a job's rank traces
     else:
@@ -609,6 +617,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         raise BadInputError(f"{args.output}: the export is trace-event JSON; name a .json (or .json.gz) file")
     if not args.output.parent.is_dir():
         raise BadInputError(f"{args.output}: the folder {args.output.parent} does not exist")
+    refuse_inputs(args.output, [args.file], "-o")
     source, counts = args.file, None
     if source.suffix == ".nsys-rep":
         from graphscope.trace.nsysrep import export_to_sqlite

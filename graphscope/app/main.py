@@ -7,6 +7,7 @@ screenshot goes, and whether Qt can open a window here at all (Qt itself would a
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import sys
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -14,9 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphscope.core.errors import BadInputError
+from graphscope.core.paths import refuse_inputs, replacing
 from graphscope.core.settings import demo_trace
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QPixmap
+
     from graphscope.view.selection import Selection
 
 INVISIBLE_PLATFORMS = ("offscreen", "minimal")
@@ -86,6 +90,14 @@ def check_screenshot_path(path: Path) -> None:
         raise BadInputError(f"--screenshot {path}: cannot write there (permission denied)")
 
 
+def save_image(image: QPixmap, path: Path) -> None:
+    """Save `image` beside `path` and rename it over it once whole: a full disk leaves the previous
+    picture as it was (Qt would truncate it first)."""
+    with replacing(path, "the image") as partial:
+        if not image.save(str(partial), path.suffix[1:].upper()):
+            raise OSError(errno.EIO, "the image could not be written (a full disk or a folder that refuses it?)")
+
+
 def run_gui(
     path: Path | None, screenshot: Path | None = None, size: str = "1600x1000", select: str | None = None
 ) -> int:
@@ -102,6 +114,7 @@ def run_gui(
         selection = parse_selection(select)
     if screenshot is not None:
         check_screenshot_path(screenshot)
+        refuse_inputs(screenshot, [path], "--screenshot")
     if path is not None and not Path(path).exists():
         raise BadInputError(f"{path}: no such file or folder")
     check_display(screenshot is not None)
@@ -162,8 +175,10 @@ def run_gui(
     if screenshot is not None:
 
         def save() -> None:
-            if not window.grab().save(str(screenshot)):
-                fail(f"--screenshot {screenshot}: the image could not be written")
+            try:
+                save_image(window.grab(), screenshot)
+            except BadInputError as exc:
+                fail(f"--screenshot {exc.message}")
             app.quit()
 
         window.loaded.connect(lambda _document: outcome["status"] or QTimer.singleShot(200, save))

@@ -69,7 +69,7 @@ def _lenient_text(raw: bytes) -> str:
 
 def sqlite_uri(path: Path) -> str:
     """A read-only, immutable URI: SQLite takes no locks and writes no side files."""
-    return "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro&immutable=1"
+    return "file:" + urllib.parse.quote(os.fsencode(path.resolve())) + "?mode=ro&immutable=1"  # bytes: any file name
 
 
 def quoted(name: str) -> str:
