@@ -20,6 +20,7 @@ from graphscope.analysis.launch import LaunchMetrics, launch_metrics
 from graphscope.analysis.scope import Scope, ScopedRows, measured_scope, scoped_rows
 from graphscope.analysis.steady import launch_account, launch_keys
 from graphscope.analysis.verdict import steady_verdict
+from graphscope.core.bounds import exact_total
 from graphscope.core.events import NODE_WORK, ApiKind
 from graphscope.core.stats import median
 from graphscope.core.symbols import elide
@@ -65,7 +66,7 @@ def _median(values: np.ndarray, own: bool = False) -> float:
 
 
 def _total(table) -> int:
-    return int((table.end - table.start).sum()) if len(table) else 0
+    return exact_total(table.end - table.start) if len(table) else 0  # never wraps past 2**63
 
 
 def summarize(

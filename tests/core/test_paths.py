@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from graphscope.cli import main
@@ -164,3 +165,16 @@ def test_a_non_utf8_output_name_is_shown_byte_for_byte(tmp_path):
     (tmp_path / name).write_text("{}")
     with pytest.raises(BadInputError, match=r"r\\xff.json: is one of this command's inputs"):
         refuse_inputs(tmp_path / name, [tmp_path / name], "-o")
+
+
+def test_exact_total_never_wraps():
+    """NumPy's int64 sum wraps silently; the total of three 4e18 values is 1.2e19, not -6.4e18."""
+    from graphscope.core.bounds import exact_total
+
+    values = np.array([4 * 10**18] * 3 + [-5, 7], dtype=np.int64)
+    assert int(values.sum()) < 0  # what the plain sum says
+    assert exact_total(values) == sum(int(v) for v in values.tolist()) == 12 * 10**18 + 2
+    negative = -values
+    assert exact_total(negative) == -(12 * 10**18 + 2)
+    small = np.arange(1000, dtype=np.int32)
+    assert exact_total(small) == 499_500 and exact_total(np.empty(0, np.int64)) == 0
