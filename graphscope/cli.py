@@ -274,8 +274,10 @@ def _say(line: str) -> None:
     stream = sys.stderr
     if stream is None:
         return
+    from graphscope.core.text import printable
+
     with contextlib.suppress(OSError, ValueError):
-        print(line, file=stream, flush=True)
+        print(printable(line), file=stream, flush=True)  # a name's ESC or CR shown, never obeyed
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -572,6 +574,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 @_one_shot
 def _cmd_report(args: argparse.Namespace) -> int:
     from graphscope.core.errors import BadInputError
+    from graphscope.core.text import printable
     from graphscope.report.compose import report_from_sources
     from graphscope.report.formats import FORMATS, write_report
 
@@ -591,7 +594,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     write_report(report, args.output, charts)
     from graphscope.report.compare import headline
 
-    print("\n".join([f"wrote {args.output}", *headline(report)]))
+    print(printable("\n".join([f"wrote {args.output}", *headline(report)]), keep_lines=True))
     return 0
 
 
@@ -730,11 +733,22 @@ def _reopen_closed_streams() -> None:
             setattr(sys, name, stream)
 
 
+def _escape_what_streams_cannot_encode() -> None:
+    """A file name that is not UTF-8 (x\\xff.sqlite) is printed as `x\\xff.sqlite`, never a
+    UnicodeEncodeError (core/text.py's error handler; PYTHONIOENCODING=utf-8 makes stdout strict)."""
+    from graphscope.core.text import STREAM_ERRORS
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors=STREAM_ERRORS)
+
+
 def console() -> None:
     """Entry point of the `graphscope` executable (and of `python -m graphscope`)."""
     from graphscope.core.process import prepare
 
     _reopen_closed_streams()
+    _escape_what_streams_cannot_encode()
     prepare()
     status = main()
     try:

@@ -7,7 +7,6 @@ screenshot goes, and whether Qt can open a window here at all (Qt itself would a
 from __future__ import annotations
 
 import ctypes
-import errno
 import os
 import sys
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -15,8 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphscope.core.errors import BadInputError
-from graphscope.core.paths import refuse_inputs, replacing
+from graphscope.core.paths import refuse_inputs, write_replacing
 from graphscope.core.settings import demo_trace
+from graphscope.core.text import shown_path
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QPixmap
@@ -92,10 +92,16 @@ def check_screenshot_path(path: Path) -> None:
 
 def save_image(image: QPixmap, path: Path) -> None:
     """Save `image` beside `path` and rename it over it once whole: a full disk leaves the previous
-    picture as it was (Qt would truncate it first)."""
-    with replacing(path, "the image") as partial:
-        if not image.save(str(partial), path.suffix[1:].upper()):
-            raise OSError(errno.EIO, "the image could not be written (a full disk or a folder that refuses it?)")
+    picture as it was (Qt's own save truncates it first)."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    encoded = QByteArray()
+    buffer = QBuffer(encoded)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, path.suffix[1:].upper()):  # in memory: Qt never sees the name (it may not be UTF-8)
+        raise BadInputError(f"{shown_path(path)}: the image could not be encoded")
+    buffer.close()
+    write_replacing(path, bytes(encoded.data()), "the image")
 
 
 def run_gui(

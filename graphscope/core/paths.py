@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from graphscope.core.errors import BadInputError
-from graphscope.core.text import shown_path
+from graphscope.core.text import STREAM_ERRORS, shown_path
 
 PathLike = str | os.PathLike[str]
 
@@ -85,7 +85,8 @@ def replacing(path: PathLike, what: str = "the file") -> Iterator[Path]:
             raise BadInputError(f"{shown_path(path)}: cannot write {what} ({exc.strerror or exc})") from None
         return
     target = _target(path)
-    partial = target.with_name(f".{target.name[:200]}.{os.getpid()}.partial")  # NAME_MAX is 255
+    plain = "".join(c if c.isascii() and c.isprintable() else "_" for c in target.name[:200])  # NAME_MAX: 255
+    partial = target.with_name(f".{plain}.{os.getpid()}.partial")
     try:
         try:
             yield partial
@@ -104,7 +105,7 @@ def replacing(path: PathLike, what: str = "the file") -> Iterator[Path]:
 
 def write_replacing(path: PathLike, data: str | bytes, what: str = "the file") -> None:
     """Write `data` (text as UTF-8) to `path` whole or not at all (see `replacing`)."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    raw = data.encode("utf-8", STREAM_ERRORS) if isinstance(data, str) else data  # a name's raw byte as \\xff
     with replacing(path, what) as partial, open(partial, "wb") as out:
         write_all(out.fileno(), raw)
 

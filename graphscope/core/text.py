@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
+from typing import Any
 
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\udc80-\udcff]")
 """C0 controls (tab and newline kept apart: see `printable`), DEL, C1 controls, the Unicode line and
@@ -55,3 +56,15 @@ def _byte_escapes(error: UnicodeError) -> tuple[str, int]:
 
 STREAM_ERRORS = "graphscope-escape"
 codecs.register_error(STREAM_ERRORS, _byte_escapes)
+
+
+def printable_tree(value: Any) -> Any:
+    """A command's answer (dicts, lists, strings) with every string `printable`: what a text renderer
+    formats, so each name is escaped before its column is measured."""
+    if isinstance(value, str):
+        return printable(value) if _CONTROLS.search(value) or "\t" in value or "\n" in value else value
+    if isinstance(value, dict):
+        return {k: printable_tree(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable_tree(v) for v in value]
+    return value

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphscope.core.text import printable_tree
 from graphscope.core.units import format_bytes, format_ns
 
 
@@ -43,6 +44,7 @@ def _switch_text(served: dict[str, Any]) -> str:
 
 
 def render_plan(plan: dict[str, Any]) -> str:
+    plan = printable_tree(plan)  # terminal controls in names escaped
     lines = [f"{plan['workload']}: {len(plan['per_size'])} batch sizes measured ({plan['reps']} repetitions each)"]
     environment = plan.get("environment") or {}
     if environment.get("gpu"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphscope.core.rules import plural
+from graphscope.core.text import printable_tree
 from graphscope.core.units import format_bytes, format_ns
 
 
@@ -42,7 +43,9 @@ def launch_rows(launch: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def render_summary(s: dict[str, Any]) -> str:
-    """Format a `summarize()` result as aligned plain text."""
+    """Format a `summarize()` result as aligned plain text (names from the trace with their terminal
+    controls escaped: core/text.py)."""
+    s = printable_tree(s)
     lines = [f"{s['file']}"]
     if s["nsys_version"] or not s["platform"] or "Kineto" not in s["platform"]:
         source = f"Nsight Systems {s['nsys_version'] or 'unknown version'}, schema {s['schema_version'] or '?'}, "
