@@ -170,3 +170,16 @@ def test_a_small_trace_in_one_piece_is_still_read_under_the_limit(tmp_path):
     path = tmp_path / "t.json"
     path.write_text(json.dumps(_trace([_kernel(0, 2)])).replace(", {", ",{"))  # no '}, {': one piece
     assert len(load_trace(path).kernels) == 1
+
+
+def test_per_kernel_totals_past_int64_do_not_wrap():
+    """A hostile file can hold 106,752 or more day-long kernels of one name: their int64 sum wraps."""
+    from graphscope.analysis.kernel_stats import grouped_stats
+
+    n = 120_000
+    keys = np.zeros(n, np.int64)
+    start = np.zeros(n, np.int64)
+    end = np.full(n, DAY_NS, np.int64)
+    stats = grouped_stats(keys, start, end)
+    assert float(stats.total_ns[0]) == pytest.approx(n * DAY_NS) and float(stats.total_ns[0]) > 0
+    assert int(np.add.reduce(end - start)) < 0  # the plain int64 sum wraps
