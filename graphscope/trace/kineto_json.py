@@ -28,8 +28,12 @@ _BETWEEN = re.compile(rb"\}\s*,\s*\{")
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 GZIP_MAGIC = b"\x1f\x8b"
 WHOLE_LIMIT = 1 << 30
-"""Most JSON the one-piece decode reads (and the streamed one holds while it looks for the end of an
-event): a 3 MB gzip can inflate to 3 GB, and decoding that whole would take several times it in memory."""
+"""Most JSON the one-piece decode reads: a 3 MB gzip can inflate to 3 GB, and decoding that whole would
+take several times it in memory. A compressed (or re-encoded) file is inflated once, chunk by chunk, to
+count it before it is read whole."""
+EVENT_LIMIT = 64 << 20
+"""Most JSON the streamed decode holds while it looks for the end of an event (real events are under a
+kilobyte; the largest seen, a Python stack, a few): beyond it the file is decoded in one piece or refused."""
 _TEXT_BOMS = (  # longest first: a UTF-32 LE mark starts with UTF-16 LE's
     (codecs.BOM_UTF32_LE, "utf-32"),
     (codecs.BOM_UTF32_BE, "utf-32"),
@@ -167,14 +171,15 @@ def decode(path: Path, sink: Sink) -> Header:
     try:
         return _streamed(path, sink)
     except _Fallback:
-        sink.reset()
-        return _whole(path, sink)
+        pass  # outside the handler: the streamed read's buffer is freed before the whole read starts
     except (OSError, EOFError, zlib.error) as exc:
         raise NotAnExportError(f"{path}: cannot be read as a PyTorch-profiler trace ({_reason(exc)})") from None
     except UnicodeDecodeError as exc:
         raise NotAnExportError(f"{path}: JSON text that is not valid {exc.encoding.upper()}") from None
     except RecursionError:  # msgspec's depth limit, in the events or the header
         raise NotAnExportError(f"{path}: nested too deeply to be a trace") from None
+    sink.reset()
+    return _whole(path, sink)
 
 
 class _Fallback(Exception):
@@ -196,7 +201,7 @@ def _streamed(path: Path, sink: Sink) -> Header:
                 break
             cut = _last_cut(buffer)
             if cut is None:
-                if len(buffer) > WHOLE_LIMIT:  # no end of an event in a gigabyte: one piece, or refused
+                if len(buffer) > EVENT_LIMIT:  # no end of an event in 64 MiB: one piece, or refused
                     raise _Fallback
                 buffer += more
                 continue
@@ -256,13 +261,13 @@ def _merge_trailer(header: Header, data: bytes) -> None:
 
 def _whole(path: Path, sink: Sink) -> Header:
     try:
-        with _open(path) as stream:
-            data = stream.read(WHOLE_LIMIT + 1)
-        if len(data) > WHOLE_LIMIT:
+        if _inflated_size(path) > WHOLE_LIMIT:
             raise NotAnExportError(
                 f"{path}: not read: its events are not laid out for a read in chunks, and decoding it in one piece "
-                f"would hold more than {WHOLE_LIMIT >> 30} GiB of JSON (gzip: once inflated)"
+                f"would hold more than {WHOLE_LIMIT / (1 << 30):g} GiB of JSON (gzip: once inflated)"
             )
+        with _open(path) as stream:
+            data = stream.read(WHOLE_LIMIT + 1)
         header = _HEADER.decode(data)
     except (OSError, EOFError, zlib.error) as exc:
         raise NotAnExportError(f"{path}: cannot be read as a PyTorch-profiler trace ({_reason(exc)})") from None
@@ -277,6 +282,21 @@ def _whole(path: Path, sink: Sink) -> Header:
     sink.add(header.traceEvents)
     header.traceEvents = []
     return header
+
+
+def _inflated_size(path: Path) -> int:
+    """The bytes of JSON the file holds: its size, or for gzip (and other encodings) the count of a pass
+    that inflates it a chunk at a time and stops past WHOLE_LIMIT (a bomb is never held whole)."""
+    with _open(path) as stream:
+        if isinstance(stream, io.BufferedReader):
+            return path.stat().st_size
+        total = 0
+        while total <= WHOLE_LIMIT:
+            chunk = stream.read(CHUNK_BYTES)
+            if not chunk:
+                break
+            total += len(chunk)
+        return total
 
 
 def _reason(exc: BaseException) -> str:
