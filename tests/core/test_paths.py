@@ -84,6 +84,15 @@ def test_a_report_to_a_full_device_is_one_line(tmp_path, capsys):
     assert "No space left on device" in err and err.count("\n") == 1
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="Linux's /dev/full")
+def test_an_export_to_a_full_device_is_one_line_and_the_link_stays(tmp_path, capsys):
+    (tmp_path / "t.json").symlink_to("/dev/full")
+    assert main(["export", str(KINETO), "-o", str(tmp_path / "t.json")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write the trace (No space left on device)" in err and err.count("\n") == 1
+    assert (tmp_path / "t.json").is_symlink()
+
+
 def test_a_report_on_a_full_disk_keeps_the_previous_report(tmp_path, monkeypatch, capsys):
     out = tmp_path / "r.html"
     out.write_text("<p>last week's report</p>")
