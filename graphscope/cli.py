@@ -22,6 +22,7 @@ from graphscope import __version__
 from graphscope.core import answer_cache
 from graphscope.core.errors import GraphscopeError
 from graphscope.core.paths import refuse_inputs
+from graphscope.core.text import printable, shown_path
 
 EXIT_BAD_INPUT = 2
 
@@ -274,8 +275,6 @@ def _say(line: str) -> None:
     stream = sys.stderr
     if stream is None:
         return
-    from graphscope.core.text import printable
-
     with contextlib.suppress(OSError, ValueError):
         print(printable(line), file=stream, flush=True)  # a name's ESC or CR shown, never obeyed
 
@@ -426,7 +425,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(
         json.dumps(data, indent=2)
         if args.json
-        else render_run(data) + f"\n  stored as run {data['run_id']} in {recorder.path}"
+        else render_run(data) + f"\n  stored as run {data['run_id']} in {shown_path(recorder.path)}"
     )
     return 0 if data["outputs_match"] else 1
 
@@ -563,7 +562,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         if args.json
         else render_tuning(data)
         + (
-            f"\n  best config written to {args.save}"
+            f"\n  best config written to {shown_path(args.save)}"
             if data.get("saved")
             else ("\n  nothing written: the best config was not adopted" if args.save else "")
         )
@@ -574,7 +573,6 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 @_one_shot
 def _cmd_report(args: argparse.Namespace) -> int:
     from graphscope.core.errors import BadInputError
-    from graphscope.core.text import printable
     from graphscope.report.compose import report_from_sources
     from graphscope.report.formats import FORMATS, write_report
 
@@ -594,7 +592,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     write_report(report, args.output, charts)
     from graphscope.report.compare import headline
 
-    print(printable("\n".join([f"wrote {args.output}", *headline(report)]), keep_lines=True))
+    print("\n".join([f"wrote {shown_path(args.output)}", *(printable(line) for line in headline(report))]))
     return 0
 
 
@@ -634,7 +632,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         trace = load_trace(source)
         counts = write_perfetto(trace, analyze(trace), args.output)
     print(
-        f"wrote {args.output}: {counts['slices']:,} slices ({counts['graph_launches']:,} graph launches), "
+        f"wrote {shown_path(args.output)}: {counts['slices']:,} slices ({counts['graph_launches']:,} graph launches), "
         f"{counts['flows']:,} launch flows "
         "(open it at https://ui.perfetto.dev or chrome://tracing)"
     )

@@ -82,3 +82,12 @@ def test_names_that_are_not_utf8_work_in_every_command(tmp_path):
     assert "x\\xff.sqlite vs x\\xff.sqlite" in (tmp_path / os.fsdecode(b"r\xff.md")).read_bytes().decode("utf-8")
     missing = run("summary", os.fsdecode(b"gone\xfe.sqlite"))
     assert missing.returncode == 2 and missing.stderr == b"graphscope: error: gone\\xfe.sqlite: no such file\n"
+
+
+def test_an_output_name_with_controls_is_escaped_in_the_wrote_line(tmp_path, capsys):
+    trace = _trace(tmp_path, "k")
+    out = tmp_path / "\x1b[2J\x1b[31mx.json"
+    assert main(["export", str(trace), "-o", str(out)]) == 0
+    assert main(["report", str(trace), "-o", str(out.with_suffix(".md"))]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("\\x1b[2J\\x1b[31mx.") == 2 and "\x1b" not in printed and out.is_file()

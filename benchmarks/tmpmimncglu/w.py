@@ -1,0 +1,2 @@
+def setup(ctx):
+    return lambda ctx: None
