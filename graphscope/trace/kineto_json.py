@@ -158,7 +158,10 @@ def _open(path: Path) -> BinaryIO:
     with open(path, "rb") as handle:
         start = handle.read(64)
     if start.startswith(GZIP_MAGIC):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
+        with gzip.open(path, "rb") as peek:  # the JSON inside may have a byte-order mark too
+            encoding, _ = _text_encoding(peek.read(64))
+        stream = gzip.open(path, "rb")  # noqa: SIM115 (the caller closes it)
+        return stream if encoding is None else _Utf8(stream, encoding)  # type: ignore[return-value]
     encoding, _ = _text_encoding(start)
     if encoding is None:
         return open(path, "rb")

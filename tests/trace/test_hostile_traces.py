@@ -115,6 +115,14 @@ def test_json_with_a_byte_order_mark_or_in_utf16_is_read_as_json(tmp_path, encod
     assert np.array_equal(other.kernels.end, plain.kernels.end) and len(other.api) == len(plain.api) == 4
 
 
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_a_gzip_of_json_with_a_byte_order_mark_is_read_as_json(tmp_path, encoding):
+    trace = _trace([_kernel(i, 3 + i) for i in range(4)])
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(trace).encode(encoding)))
+    assert len(load_trace(path).kernels) == 4
+
+
 def test_text_that_is_not_valid_in_its_encoding_is_one_line(tmp_path, capsys):
     path = tmp_path / "bad16.json"
     path.write_bytes(b"\xff\xfe{\x00\x00\xd8\x00\x00")  # a lone high surrogate

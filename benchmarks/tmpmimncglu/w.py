@@ -1,2 +1,0 @@
-def setup(ctx):
-    return lambda ctx: None
