@@ -119,8 +119,8 @@ def _summarize(
     calls_in = api_in[launches.rows]
     kernel_calls = launches.of_kind(ApiKind.KERNEL_LAUNCH) & calls_in
     graph_calls = launches.of_kind(ApiKind.GRAPH_LAUNCH) & calls_in
-    kernel_launch_ns = int(launches.api_ns[kernel_calls].sum())
-    graph_launch_ns = int(launches.api_ns[graph_calls].sum())
+    kernel_launch_ns = exact_total(launches.api_ns[kernel_calls])
+    graph_launch_ns = exact_total(launches.api_ns[graph_calls])
     kernel_rows = None if rows is None else np.flatnonzero(kernels_in)
     scoped_work = work if rows is None else work.take(work_in)
     devices = device_time(scoped_work) if rows is not None else analysis.devices
