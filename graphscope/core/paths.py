@@ -57,7 +57,7 @@ def refuse_inputs(
             named = os.path.abspath(output) == os.path.abspath(source)
             alias = "" if named else f" (the same file as {shown_path(source)})"
             raise BadInputError(
-                f"{option} {shown_path(output)}: is one of this command's inputs{alias}; writing it would destroy "
+                f"{option} {shown_path(output)}: is one of the inputs{alias}; writing it would destroy "
                 "it, so name another file"
             )
 

@@ -81,6 +81,6 @@ def test_a_screenshot_over_its_own_trace_is_refused(tmp_path):
     trace = tmp_path / "t.sqlite"
     trace.write_bytes(FORKJOIN.read_bytes())
     (tmp_path / "shot.png").symlink_to(trace)
-    with pytest.raises(BadInputError, match=r"--screenshot .*shot\.png: is one of this command's inputs"):
+    with pytest.raises(BadInputError, match=r"--screenshot .*shot\.png: is one of the inputs"):
         run_gui(trace, screenshot=tmp_path / "shot.png")
     assert trace.read_bytes() == FORKJOIN.read_bytes()
