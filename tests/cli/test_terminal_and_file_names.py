@@ -41,7 +41,8 @@ def test_printable_escapes_every_control_and_keeps_text():
     assert printable_tree(tree) == {"a": [printable(HOSTILE), 3, None], "b": ["\\x1b"]}
 
 
-def test_summary_text_shows_terminal_controls_and_json_keeps_the_name(tmp_path, capsys):
+def test_summary_text_shows_terminal_controls_and_json_keeps_the_name(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GRAPHSCOPE_NO_CACHE", "1")  # --no-cache sets it for the process: restored after
     path = _trace(tmp_path, HOSTILE)
     assert main(["summary", "--no-cache", str(path)]) == 0
     out = capsys.readouterr().out
