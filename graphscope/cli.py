@@ -21,6 +21,8 @@ from typing import NoReturn
 from graphscope import __version__
 from graphscope.core import answer_cache
 from graphscope.core.errors import GraphscopeError
+from graphscope.core.paths import refuse_inputs
+from graphscope.core.text import printable, shown_path
 
 EXIT_BAD_INPUT = 2
 
@@ -288,7 +290,7 @@ def _say(line: str) -> None:
     if stream is None:
         return
     with contextlib.suppress(OSError, ValueError):
-        print(line, file=stream, flush=True)
+        print(printable(line), file=stream, flush=True)  # a name's ESC or CR shown, never obeyed
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -406,6 +408,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise BadInputError(f"{args.workload}: no such workload file")
     if args.reps < 2 or args.warmup < 0:
         raise BadInputError("--reps needs at least 2 repetitions and --warmup cannot be negative")
+    refuse_inputs(args.session, [args.workload, args.config], "--session")
     config = LaunchConfig.load(args.config) if args.config else None
     modes = MODES if args.mode == "both" else (args.mode,)
     if args.profile == "torch" and importlib.util.find_spec("torch") is None:  # before the run, not after it
@@ -439,7 +442,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(
         json.dumps(data, indent=2)
         if args.json
-        else render_run(data) + f"\n  stored as run {data['run_id']} in {recorder.path}"
+        else render_run(data) + f"\n  stored as run {data['run_id']} in {shown_path(recorder.path)}"
     )
     return 0 if data["outputs_match"] else 1
 
@@ -504,6 +507,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     traffic = read_traffic(args.traffic) if args.traffic else None
     if args.serve is not None and not 1 <= args.serve <= 1_000_000:
         raise BadInputError(f"--serve takes 1 to 1,000,000 requests, not {args.serve}")
+    refuse_inputs(args.session, [Path(args.target), args.traffic], "--session")
     recorder = Recorder(args.session)
     if args.target.startswith("plan:"):
         from graphscope.report.sources import StoredPlan
@@ -536,6 +540,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     if args.block and not args.node:
         raise BadInputError("--block needs --node (which launch site to try the blocks on)")
     blocks = [parse_block(b) for b in args.block.split(",")] if args.block else None
+    refuse_inputs(args.save, [args.workload, args.config, args.session], "--save")
+    refuse_inputs(args.session, [args.workload, args.config], "--session")
     if args.budget is not None and args.budget < 1:
         raise BadInputError("--budget needs at least one trial")
     strategy = "brute" if args.node else args.strategy
@@ -573,7 +579,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         if args.json
         else render_tuning(data)
         + (
-            f"\n  best config written to {args.save}"
+            f"\n  best config written to {shown_path(args.save)}"
             if data.get("saved")
             else ("\n  nothing written: the best config was not adopted" if args.save else "")
         )
@@ -593,6 +599,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise BadInputError(f"{args.output}: the folder {args.output.parent} does not exist")
     html = args.output.suffix.lower() == ".html"
     paths = [Path(s) for s in args.sources]
+    from graphscope.ranks.job import TRACE_SUFFIXES
+
+    refuse_inputs(args.output, [*paths, args.session], "-o", folder_files=TRACE_SUFFIXES)
     if any(p.is_dir() for p in paths) or (len(paths) > 2 and all(p.is_file() for p in paths)):
         report, charts = _rank_report(paths, args)  # a job's rank traces
     else:
@@ -600,7 +609,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     write_report(report, args.output, charts)
     from graphscope.report.compare import headline
 
-    print("\n".join([f"wrote {args.output}", *headline(report)]))
+    print("\n".join([f"wrote {shown_path(args.output)}", *(printable(line) for line in headline(report))]))
     return 0
 
 
@@ -626,6 +635,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         raise BadInputError(f"{args.output}: the export is trace-event JSON; name a .json (or .json.gz) file")
     if not args.output.parent.is_dir():
         raise BadInputError(f"{args.output}: the folder {args.output.parent} does not exist")
+    refuse_inputs(args.output, [args.file], "-o")
     source, counts = args.file, None
     if source.suffix == ".nsys-rep":
         from graphscope.trace.nsysrep import export_to_sqlite
@@ -639,7 +649,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         trace = load_trace(source)
         counts = write_perfetto(trace, analyze(trace), args.output)
     print(
-        f"wrote {args.output}: {counts['slices']:,} slices ({counts['graph_launches']:,} graph launches), "
+        f"wrote {shown_path(args.output)}: {counts['slices']:,} slices ({counts['graph_launches']:,} graph launches), "
         f"{counts['flows']:,} launch flows "
         "(open it at https://ui.perfetto.dev or chrome://tracing)"
     )
@@ -738,11 +748,22 @@ def _reopen_closed_streams() -> None:
             setattr(sys, name, stream)
 
 
+def _escape_what_streams_cannot_encode() -> None:
+    """A file name that is not UTF-8 (x\\xff.sqlite) is printed as `x\\xff.sqlite`, never a
+    UnicodeEncodeError (core/text.py's error handler; PYTHONIOENCODING=utf-8 makes stdout strict)."""
+    from graphscope.core.text import STREAM_ERRORS
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors=STREAM_ERRORS)
+
+
 def console() -> None:
     """Entry point of the `graphscope` executable (and of `python -m graphscope`)."""
     from graphscope.core.process import prepare
 
     _reopen_closed_streams()
+    _escape_what_streams_cannot_encode()
     prepare()
     status = main()
     try:

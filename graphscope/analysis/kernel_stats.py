@@ -46,6 +46,8 @@ def grouped_stats(keys: np.ndarray, start: np.ndarray, end: np.ndarray) -> Table
     del group
     first = np.r_[0, np.cumsum(count)[:-1]]
     total = np.add.reduceat(d, first)
+    if len(d) and max(abs(int(d.min())), abs(int(d.max()))) * int(count.max()) >= 1 << 63:  # a sum may wrap
+        total = np.add.reduceat(d.astype(np.float64), first)  # then float: right to 1 part in 2**53, never wrapped
     mean = total / count
     std = np.sqrt(np.maximum(_sums_of_squares(d, first) / count - mean**2, 0.0))
     stats = Table(

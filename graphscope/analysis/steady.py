@@ -30,6 +30,7 @@ from graphscope.analysis.graphs import GraphLaunches
 from graphscope.analysis.kernel_stats import distinct_groups
 from graphscope.analysis.launch import LaunchMetrics
 from graphscope.core import stats
+from graphscope.core.bounds import exact_total
 from graphscope.core.events import Activity, ApiKind
 from graphscope.core.rules import BLOCKED_FACTOR, BLOCKED_MIN_NS
 from graphscope.core.symbols import display_api_name
@@ -214,12 +215,12 @@ def launch_account(
     max_repeats = int(np.bincount(distinct_groups(steady_keys)[1]).max()) if len(steady_keys) else 0
     return LaunchAccount(
         eager_calls=int(eager.sum()),
-        eager_ns=int(launches.api_ns[eager].sum()),
+        eager_ns=exact_total(launches.api_ns[eager]),
         graph_calls=int(graph.sum()),
-        graph_ns=int(launches.api_ns[graph].sum()),
-        graph_replay_ns=int(graphs.span_ns[in_graphs].sum()) if len(graphs) else 0,
+        graph_ns=exact_total(launches.api_ns[graph]),
+        graph_replay_ns=exact_total(graphs.span_ns[in_graphs]) if len(graphs) else 0,
         one_off_calls=int(one_off.sum()),
-        one_off_ns=int(launches.api_ns[one_off].sum()),
+        one_off_ns=exact_total(launches.api_ns[one_off]),
         one_off_names=names,
         busy_ns=busy,
         busy_all_ns=busy_all,

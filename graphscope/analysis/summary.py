@@ -23,6 +23,7 @@ from graphscope.analysis.overlap import stream_overlap
 from graphscope.analysis.scope import Scope, ScopedRows, measured_scope, scoped_rows
 from graphscope.analysis.steady import launch_account, launch_keys
 from graphscope.analysis.verdict import Waited, steady_verdict
+from graphscope.core.bounds import exact_total
 from graphscope.core.events import NODE_WORK, ApiKind
 from graphscope.core.stats import median
 from graphscope.core.symbols import elide
@@ -68,7 +69,7 @@ def _median(values: np.ndarray, own: bool = False) -> float:
 
 
 def _total(table) -> int:
-    return int((table.end - table.start).sum()) if len(table) else 0
+    return exact_total(table.end - table.start) if len(table) else 0  # never wraps past 2**63
 
 
 def summarize(
@@ -121,8 +122,8 @@ def _summarize(
     calls_in = api_in[launches.rows]
     kernel_calls = launches.of_kind(ApiKind.KERNEL_LAUNCH) & calls_in
     graph_calls = launches.of_kind(ApiKind.GRAPH_LAUNCH) & calls_in
-    kernel_launch_ns = int(launches.api_ns[kernel_calls].sum())
-    graph_launch_ns = int(launches.api_ns[graph_calls].sum())
+    kernel_launch_ns = exact_total(launches.api_ns[kernel_calls])
+    graph_launch_ns = exact_total(launches.api_ns[graph_calls])
     kernel_rows = None if rows is None else np.flatnonzero(kernels_in)
     scoped_work = work if rows is None else work.take(work_in)
     devices = device_time(scoped_work) if rows is not None else analysis.devices

@@ -14,9 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphscope.core.errors import BadInputError
+from graphscope.core.paths import refuse_inputs, write_replacing
 from graphscope.core.settings import demo_trace
+from graphscope.core.text import shown_path
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QPixmap
+
     from graphscope.view.selection import Selection
 
 INVISIBLE_PLATFORMS = ("offscreen", "minimal")
@@ -86,6 +90,20 @@ def check_screenshot_path(path: Path) -> None:
         raise BadInputError(f"--screenshot {path}: cannot write there (permission denied)")
 
 
+def save_image(image: QPixmap, path: Path) -> None:
+    """Save `image` beside `path` and rename it over it once whole: a full disk leaves the previous
+    picture as it was (Qt's own save truncates it first)."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    encoded = QByteArray()
+    buffer = QBuffer(encoded)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, path.suffix[1:].upper()):  # in memory: Qt never sees the name (it may not be UTF-8)
+        raise BadInputError(f"{shown_path(path)}: the image could not be encoded")
+    buffer.close()
+    write_replacing(path, bytes(encoded.data()), "the image")
+
+
 def run_gui(
     path: Path | None, screenshot: Path | None = None, size: str = "1600x1000", select: str | None = None
 ) -> int:
@@ -102,6 +120,7 @@ def run_gui(
         selection = parse_selection(select)
     if screenshot is not None:
         check_screenshot_path(screenshot)
+        refuse_inputs(screenshot, [path], "--screenshot")
     if path is not None and not Path(path).exists():
         raise BadInputError(f"{path}: no such file or folder")
     check_display(screenshot is not None)
@@ -162,8 +181,10 @@ def run_gui(
     if screenshot is not None:
 
         def save() -> None:
-            if not window.grab().save(str(screenshot)):
-                fail(f"--screenshot {screenshot}: the image could not be written")
+            try:
+                save_image(window.grab(), screenshot)
+            except BadInputError as exc:
+                fail(f"--screenshot {exc.message}")
             app.quit()
 
         window.loaded.connect(lambda _document: outcome["status"] or QTimer.singleShot(200, save))

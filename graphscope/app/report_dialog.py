@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from graphscope.app.workers import Task, start
 from graphscope.core.errors import GraphscopeError
+from graphscope.core.paths import refuse_inputs
 from graphscope.report.formats import to_markdown, write_report
 
 REPORT_FILTER = "HTML report (*.html);;Markdown (*.md);;JSON (*.json);;CSV, the kernel table (*.csv)"
@@ -53,7 +54,9 @@ class ReportPreview(QDialog):
             if not chosen:
                 return
             path = Path(chosen)
+        sources = [side.get("source") for side in (self.report.get("a"), self.report.get("b")) if side]
         try:
+            refuse_inputs(path, sources, "Save")  # a report saved over the trace it was made from
             write_report(self.report, path, self.charts)
         except GraphscopeError as exc:
             self.status.setText(exc.message)
@@ -83,6 +86,11 @@ def export_perfetto(parent: QWidget, trace: Any, analysis: Any, status: Callable
         parent, "Export as Perfetto trace", "trace.json", "Trace-event JSON (*.json)"
     )
     if not chosen:
+        return None
+    try:
+        refuse_inputs(chosen, [trace.info.path], "Export")
+    except GraphscopeError as exc:
+        status(exc.message)
         return None
     task = Task(lambda progress, cancel: write_perfetto(trace, analysis, Path(chosen)))
     task.signals.finished.connect(

@@ -152,7 +152,9 @@ class LaunchConfig:
         return cls(blocks, data.get("workload"))
 
     def save(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_json(), indent=2) + "\n")
+        from graphscope.core.paths import write_replacing  # beside and renamed: a full disk keeps the old one
+
+        write_replacing(path, json.dumps(self.to_json(), indent=2) + "\n", "the launch config")
 
     @classmethod
     def load(cls, path: Path) -> LaunchConfig:

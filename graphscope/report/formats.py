@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from graphscope.core.errors import BadInputError
+from graphscope.core.paths import write_replacing
 from graphscope.core.rules import plural
 from graphscope.core.symbols import elide
 from graphscope.core.units import format_ns
@@ -43,10 +44,7 @@ def write_report(report: dict[str, Any], path: Path, charts: dict[str, str] | No
         ".json": lambda: json.dumps(finite(report), indent=2, allow_nan=False) + "\n",
         ".csv": lambda: to_csv(report),
     }[suffix]()
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot write the report ({exc.strerror})") from None
+    write_replacing(path, text, "the report")  # a full disk leaves the previous report whole
 
 
 def finite(value: Any) -> Any:

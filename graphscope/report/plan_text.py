@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphscope.core.rules import PLAN_EXPECTED, PLAN_PREDICTED, PLAN_SWITCHING, WORTHWHILE_GAIN
+from graphscope.core.text import printable_tree
 from graphscope.core.units import format_bytes, format_ns
 
 
@@ -71,6 +72,7 @@ def under_rule_lines(plan: dict[str, Any]) -> list[str]:
 
 
 def render_plan(plan: dict[str, Any]) -> str:
+    plan = printable_tree(plan)  # terminal controls in names escaped
     lines = [f"{plan['workload']}: {len(plan['per_size'])} batch sizes measured ({plan['reps']} repetitions each)"]
     environment = plan.get("environment") or {}
     if environment.get("gpu"):

@@ -5,10 +5,12 @@ from __future__ import annotations
 from statistics import median
 from typing import Any
 
+from graphscope.core.text import printable_tree
 from graphscope.core.units import format_ns
 
 
 def render_ranks(job: dict[str, Any]) -> str:
+    job = printable_tree(job)  # rank files' and ranges' names with their terminal controls escaped
     engine = job.get("engine", {})
     ranks, steps = job["ranks"], job["steps"]
     world = f" (world size {job['world_size']})" if job.get("world_size") else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphscope.core.rules import PROFILER_DISTORTS
+from graphscope.core.text import printable_tree
 from graphscope.core.units import format_ns
 
 
@@ -30,6 +31,7 @@ def own_cost_line(own: dict[str, Any]) -> str:
 
 
 def render_run(report: dict[str, Any]) -> str:
+    report = printable_tree(report)  # terminal controls in names escaped
     env = report["environment"]
     lines = [
         f"{report['workload']}",

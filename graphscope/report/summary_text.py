@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphscope.core.rules import plural
+from graphscope.core.text import printable_tree
 from graphscope.core.units import format_bytes, format_ns
 from graphscope.report.anatomy_text import anatomy_lines, overlap_lines
 
@@ -75,7 +76,9 @@ def _named(counts: dict[str, int]) -> str:
 
 
 def render_summary(s: dict[str, Any]) -> str:
-    """Format a `summarize()` result as aligned plain text."""
+    """Format a `summarize()` result as aligned plain text (names from the trace with their terminal
+    controls escaped: core/text.py)."""
+    s = printable_tree(s)
     lines = [f"{s['file']}"]
     if s["nsys_version"] or not s["platform"] or "Kineto" not in s["platform"]:
         source = f"Nsight Systems {s['nsys_version'] or 'unknown version'}, schema {s['schema_version'] or '?'}, "

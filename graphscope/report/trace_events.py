@@ -13,15 +13,14 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
-import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
-from graphscope.core.errors import BadInputError
 from graphscope.core.events import Activity
+from graphscope.core.paths import replacing
 from graphscope.core.symbols import SymbolTable, display_api_name, elide
 from graphscope.core.table import Table
 from graphscope.trace.model import GpuInfo
@@ -40,20 +39,13 @@ def output(path: Path) -> Iterator[TextIO]:
     """The file to write, gzip-compressed when its name ends in .gz (Perfetto UI opens .json.gz); one
     line's error when it cannot be written. It is written beside its name and takes it only once whole:
     an export that fails halfway (a file damaged past its first windows) leaves no half a trace behind."""
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        try:
-            if path.name.endswith(".gz"):
-                with gzip.open(partial, "wt", encoding="utf-8", compresslevel=3) as out:
-                    yield out
-            else:
-                with open(partial, "w", encoding="utf-8", buffering=1 << 20) as out:
-                    yield out
-            os.replace(partial, path)
-        except OSError as exc:
-            raise BadInputError(f"{path}: cannot write ({exc.strerror})") from None
-    finally:
-        partial.unlink(missing_ok=True)
+    with replacing(path, "the trace") as partial:  # fsynced, symlinks written through, devices in place
+        if path.name.endswith(".gz"):
+            with gzip.open(partial, "wt", encoding="utf-8", compresslevel=3) as out:
+                yield out
+        else:
+            with open(partial, "w", encoding="utf-8", buffering=1 << 20) as out:
+                yield out
 
 
 class EventWriter:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphscope.core.launch_config import format_dim
+from graphscope.core.text import printable, printable_tree
 from graphscope.core.units import format_ns
 from graphscope.graph.model import Dag
 
@@ -19,13 +20,14 @@ def render_dag(dag: Dag, title: str) -> str:
     for node in dag.nodes:
         kinds[node.type] = kinds.get(node.type, 0) + 1
     tunable = sum(1 for n in dag.nodes if n.site)
+    title = printable(title)
     lines = [
         f"{title}: " + (f"graph {dag.graph_id}, " if dag.graph_id is not None else "") + f"{len(dag.nodes)} nodes "
         f"({', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))}), "
         + (f"{len(dag.edges)} edges" if dag.edges_known else "edges unknown")
         + f", {tunable} tunable launch sites"
     ]
-    lines += [f"  note: {note}" for note in dag.notes]
+    lines += [f"  note: {printable(note)}" for note in dag.notes]
     attributed = any(n.detail.get("launched_by") for n in dag.nodes)
     header = f"  {'nodes':<11} {'type':<8} {'name':<22} {'grid':<12} {'block':<10} {'site':<14} {'duration':<15}"
     lines.append(header + (" launched by" if attributed else ""))
@@ -38,14 +40,15 @@ def render_dag(dag: Dag, title: str) -> str:
         if len(fold) > 1 and fold.median_ns is not None:
             duration += " median"
         lines.append(
-            f"  {fold.span:<11} {first.type:<8} {first.name[:22]:<22} {_dim(first.grid):<12} "
+            f"  {fold.span:<11} {first.type:<8} {printable(first.name)[:22]:<22} {_dim(first.grid):<12} "
             f"{_dim(first.block):<10} {site:<14} {duration:<15}"
-            + (f" {first.detail.get('launched_by', '-')}" if attributed else "")
+            + (f" {printable(str(first.detail.get('launched_by', '-')))}" if attributed else "")
         )
     return "\n".join(line.rstrip() for line in lines)
 
 
 def render_tuning(result: dict[str, Any]) -> str:
+    result = printable_tree(result)  # terminal controls in names escaped
     summary = result["summary"]
     lines = [
         f"{result['workload']}: strategy {result['strategy']}, {result['reps']} replays per trial "

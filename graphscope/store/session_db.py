@@ -14,6 +14,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import os
 import sqlite3
 import time
 import urllib.parse
@@ -25,6 +26,7 @@ from sqlite_utils import Database
 
 from graphscope.core.errors import BadInputError
 from graphscope.core.settings import default_session_db
+from graphscope.core.text import shown_path
 
 SCHEMA_VERSION = 3  # 1: the first release (user_version 0); 2: tuning status, trials written as they come; 3: plans
 BUSY_TIMEOUT_MS = 30_000
@@ -160,14 +162,16 @@ class SessionStore:
             if read_only:
                 # without a -wal beside it the file is complete: immutable needs no -shm (a read-only folder)
                 merged = not Path(str(self.path) + "-wal").exists()
-                uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?mode=ro" + "&immutable=1" * merged
+                where = urllib.parse.quote(os.fsencode(self.path.resolve()))  # bytes: a name that is not UTF-8 too
+                uri = "file:" + where + "?mode=ro" + "&immutable=1" * merged
                 self.db = Database(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000))
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self.db = Database(sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000))
+                self.db = Database(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000))
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self._check_schema()  # before anything is written: a refused database is left as it was
             if not read_only:
+                self._check_intact()
                 self.db.execute("PRAGMA journal_mode = WAL")
                 with self._writing():
                     self._create_or_migrate()
@@ -208,6 +212,19 @@ class SessionStore:
             raise BadInputError(
                 f"{self.path}: not a graphscope session database (it holds {', '.join(sorted(foreign)[:3])}); "
                 "choose another --session"
+            )
+
+    def _check_intact(self) -> None:
+        """Refuse a damaged database before the first write (switching to WAL rewrites its header; a
+        write into a damaged b-tree spreads the damage). `PRAGMA quick_check` reads every page once:
+        a few milliseconds for a session database of thousands of runs."""
+        if not self.path.is_file() or self.path.stat().st_size == 0:
+            return
+        problems = [str(row[0]) for row in self.db.execute("PRAGMA quick_check(3)").fetchall()]
+        if problems != ["ok"]:
+            raise BadInputError(
+                f"{shown_path(self.path)}: the session database is damaged ({_one_line('; '.join(problems))[:160]}); "
+                "nothing was written to it: move it aside or use another --session"
             )
 
     def _create_or_migrate(self) -> None:

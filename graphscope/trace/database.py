@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from graphscope.core.errors import BadInputError, NotAnExportError
+from graphscope.trace.kineto_json import foreign_kind
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 DAMAGED = (sqlite3.DatabaseError, UnicodeDecodeError)  # a damaged schema can yield undecodable error text
@@ -69,7 +70,7 @@ def _lenient_text(raw: bytes) -> str:
 
 def sqlite_uri(path: Path) -> str:
     """A read-only, immutable URI: SQLite takes no locks and writes no side files."""
-    return "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro&immutable=1"
+    return "file:" + urllib.parse.quote(os.fsencode(path.resolve())) + "?mode=ro&immutable=1"  # bytes: any file name
 
 
 def quoted(name: str) -> str:
@@ -142,6 +143,11 @@ class ExportDatabase:
         if not header:
             raise NotAnExportError(f"{path}: the file is empty")
         if header[: len(SQLITE_HEADER)] != SQLITE_HEADER:
+            kind = foreign_kind(header)  # a picture renamed .json is not "a .nsys-rep to export"
+            if kind is not None:
+                raise NotAnExportError(
+                    f"{path}: {kind}, not a trace (an Nsight Systems export or a PyTorch-profiler trace)"
+                )
             raise NotAnExportError(f"{path}: not an SQLite file (export a .nsys-rep with `nsys export --type sqlite`)")
         if info.st_size < 512:
             raise NotAnExportError(f"{path}: the file is truncated ({info.st_size} bytes)")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from graphscope.core.bounds import clamp_durations
 from graphscope.core.errors import NotAnExportError
 from graphscope.core.events import COPY_DIRECTIONS, NODE_WORK, ApiKind, node_id
 from graphscope.core.symbols import SymbolTable, kernel_short_name
@@ -63,7 +64,7 @@ class _Columns:
             try:
                 if e.ph == "X":
                     start = _ns(e.ts)
-                    end = start + max(_ns(e.dur), 0)
+                    end = start + _ns(e.dur)  # each below 2**62: their sum fits int64; bounds checked per table
                     if cat in API_CATEGORIES:
                         rows["api"].append((start, end, name(e.name), _int(e.args and e.args.correlation), *_cpu(e)))
                     elif cat == "kernel":
@@ -148,6 +149,8 @@ def load_kineto(path: Path) -> Trace:
         warnings.append(f"{columns.skipped:,} events with values that are not numbers were left out")
     api = _table(columns.rows["api"], ("start", "end", "name", "correlation", "pid", "tid"))
     nvtx = _table(columns.rows["nvtx"], ("start", "end", "text", "pid", "tid", "domain"))
+    clamp_durations("api", api.start, api.end, warnings)
+    clamp_durations("nvtx", nvtx.start, nvtx.end, warnings)
     pids = np.unique(np.concatenate([api.pid, nvtx.pid])) if len(api) + len(nvtx) else np.array([0])
     processes = Table(
         {
@@ -163,9 +166,14 @@ def load_kineto(path: Path) -> Trace:
     }
     calls = (tables["api"].process, api.correlation)
     kernels = _table(columns.rows["kernels"], (*_GPU, "name", "gx", "gy", "gz", "bx", "by", "bz", "regs", "smem"))
+    memcpy = _table(columns.rows["memcpy"], (*_GPU, "bytes", "copy_kind"))
+    memset = _table(columns.rows["memset"], (*_GPU, "bytes"))
+    for key, table in (("kernels", kernels), ("memcpy", memcpy), ("memset", memset)):
+        clamp_durations(key, table.start, table.end, warnings)
+    _check_dimensions(kernels, warnings)
     tables["kernels"] = _kernels(kernels, symbols, calls)
-    tables["memcpy"] = _copies(_table(columns.rows["memcpy"], (*_GPU, "bytes", "copy_kind")), calls, memset=False)
-    tables["memset"] = _copies(_table(columns.rows["memset"], (*_GPU, "bytes")), calls, memset=True)
+    tables["memcpy"] = _copies(memcpy, calls, memset=False)
+    tables["memset"] = _copies(memset, calls, memset=True)
     graph_calls = _graph_nodes(tables, symbols, api)
     tables = {key: Table(narrow_ids({n: t[n] for n in t.columns if n != "graph_arg"})) for key, t in tables.items()}
     info = ExportInfo(
@@ -220,13 +228,39 @@ def _threads(symbols: SymbolTable, processes: Table, *tables: Table) -> tuple[Ta
     process = np.searchsorted(processes.pid, [p for p, _ in pairs]).astype(np.int32)
     threads = Table(
         {
-            "global_tid": np.array([(p << 24) | (t & 0xFFFFFF) for p, t in pairs], dtype=np.int64),
+            "global_tid": _global_tids(pairs),
             "tid": np.array([t for _, t in pairs], dtype=np.int64),
             "process": process,
             "name": np.array([symbols.intern(f"thread {t}") for _, t in pairs], dtype=np.int32),
         }
     )
     return threads, {pair: i for i, pair in enumerate(pairs)}
+
+
+def _global_tids(pairs: list[tuple[int, int]]) -> np.ndarray:
+    """Nsight's thread key (pid << 24 | tid) where every pid allows it; else the pair's index, which is
+    as unique (a pid of 2**39 or more would overflow int64 shifted)."""
+    if all(0 <= p < (1 << 39) for p, _ in pairs):
+        return np.array([(p << 24) | (t & 0xFFFFFF) for p, t in pairs], dtype=np.int64)
+    return np.arange(len(pairs), dtype=np.int64)
+
+
+def _check_dimensions(kernels: Table, warnings: list[str]) -> None:
+    """Launch dimensions are 32-bit in CUDA (grid x below 2**31, the rest below 2**16): a value outside
+    int32 is damage; those kernels' dimensions become 0 (unknown) instead of wrapping."""
+    if not len(kernels):
+        return
+    names = ("gx", "gy", "gz", "bx", "by", "bz")
+    bad = np.zeros(len(kernels), bool)
+    for name in names:
+        bad |= (kernels[name] < 0) | (kernels[name] > np.iinfo(np.int32).max)
+    if bad.any():
+        warnings.append(
+            f"kernels: {int(bad.sum())} rows give launch dimensions beyond CUDA's (2**31 - 1); their dimensions "
+            "are shown as unknown"
+        )
+        for name in names:
+            kernels[name][bad] = 0
 
 
 def _cpu_columns(table: Table, processes: Table, thread_of: dict) -> dict[str, np.ndarray]:
@@ -277,9 +311,9 @@ def _gpu_columns(table: Table, calls: tuple[np.ndarray, np.ndarray]) -> dict[str
     return {
         "start": table.start,
         "end": table.end,
-        "device": table.device.astype(np.int32),
-        "stream": table.stream.astype(np.int32),
-        "context": table.context.astype(np.int32),
+        "device": table.device,  # int64 here; narrow_ids narrows them to what their values need
+        "stream": table.stream,
+        "context": table.context,
         "correlation": table.correlation,
         "process": _launching_process(table.correlation, calls),
         "graph_node": table.node_arg.copy(),  # recorded ids where the trace has them; else _graph_nodes gives them

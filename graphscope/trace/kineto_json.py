@@ -11,7 +11,9 @@ the standard json module 0.97 s, polars' read_json 1.19 s.
 
 from __future__ import annotations
 
+import codecs
 import gzip
+import io
 import re
 import zlib
 from pathlib import Path
@@ -25,6 +27,32 @@ CHUNK_BYTES = 8 << 20
 _BETWEEN = re.compile(rb"\}\s*,\s*\{")
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 GZIP_MAGIC = b"\x1f\x8b"
+WHOLE_LIMIT = 1 << 30
+"""Most JSON the one-piece decode reads: a 3 MB gzip can inflate to 3 GB, and decoding that whole would
+take several times it in memory. A compressed (or re-encoded) file is inflated once, chunk by chunk, to
+count it before it is read whole."""
+EVENT_LIMIT = 64 << 20
+"""Most JSON the streamed decode holds while it looks for the end of an event (real events are under a
+kilobyte; the largest seen, a Python stack, a few): beyond it the file is decoded in one piece or refused."""
+_TEXT_BOMS = (  # longest first: a UTF-32 LE mark starts with UTF-16 LE's
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+_FOREIGN = (  # what a file that is neither JSON nor SQLite most likely is, by its first bytes
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"%PDF", "a PDF document"),
+    (b"PK\x03\x04", "a ZIP archive"),
+    (b"\x7fELF", "an executable (ELF)"),
+    (b"BZh", "a bzip2 archive"),
+    (b"\xfd7zXZ\x00", "an xz archive"),
+    (b"\x28\xb5\x2f\xfd", "a zstd archive"),
+    (b"<", "XML or HTML"),
+)
 
 
 Number = int | float | str | None  # writers differ (the public ROCm trace writes stream ids as text)
@@ -76,19 +104,70 @@ _HEADER = msgspec.json.Decoder(Header)
 
 
 def is_kineto(path: Path) -> bool:
-    """Does the file look like trace-event JSON ('{' or '[', or gzip) rather than SQLite?"""
+    """Does the file look like trace-event JSON ('{' or '[', or gzip; UTF-8 with a byte-order mark, or
+    UTF-16 or UTF-32 text, too) rather than SQLite? Asked before SQLite is tried."""
     try:
         with open(path, "rb") as handle:
             start = handle.read(64)
     except OSError:
         return False
-    return start.startswith(GZIP_MAGIC) or start.lstrip()[:1] in (b"{", b"[")
+    if start.startswith(GZIP_MAGIC):
+        return True
+    encoding, skip = _text_encoding(start)
+    text = start[skip:].decode(encoding, "ignore") if encoding else start.decode("latin-1")
+    return text.lstrip()[:1] in ("{", "[")
+
+
+def foreign_kind(start: bytes) -> str | None:
+    """What a file that is not SQLite seems to be by its first bytes ("a PNG image"), or None."""
+    for magic, kind in _FOREIGN:
+        if start.startswith(magic):
+            return kind
+    return None
+
+
+def _text_encoding(start: bytes) -> tuple[str | None, int]:
+    """The encoding its byte-order mark names and the mark's length; a UTF-16 text without a mark is
+    told by its zero bytes ('{' as 7b 00). (None, 0): plain UTF-8 (or not text)."""
+    for bom, encoding in _TEXT_BOMS:
+        if start.startswith(bom):
+            return encoding, len(bom)
+    if len(start) >= 2 and start[1:2] == b"\x00" and start[:1] in (b"{", b"["):
+        return "utf-16-le", 0
+    if len(start) >= 2 and start[:1] == b"\x00" and start[1:2] in (b"{", b"["):
+        return "utf-16-be", 0
+    return None, 0
+
+
+class _Utf8(io.RawIOBase):
+    """A text file in another encoding read as UTF-8 bytes (msgspec decodes UTF-8 only)."""
+
+    def __init__(self, raw: BinaryIO, encoding: str) -> None:
+        self._text = io.TextIOWrapper(raw, encoding=encoding)
+
+    def read(self, size: int = -1) -> bytes:  # type: ignore[override]
+        return self._text.read(size if size is not None and size > 0 else -1).encode("utf-8", "surrogatepass")
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self._text.close()
+        super().close()
 
 
 def _open(path: Path) -> BinaryIO:
     with open(path, "rb") as handle:
-        gz = handle.read(2) == GZIP_MAGIC
-    return gzip.open(path, "rb") if gz else open(path, "rb")
+        start = handle.read(64)
+    if start.startswith(GZIP_MAGIC):
+        with gzip.open(path, "rb") as peek:  # the JSON inside may have a byte-order mark too
+            encoding, _ = _text_encoding(peek.read(64))
+        stream = gzip.open(path, "rb")  # noqa: SIM115 (the caller closes it)
+        return stream if encoding is None else _Utf8(stream, encoding)  # type: ignore[return-value]
+    encoding, _ = _text_encoding(start)
+    if encoding is None:
+        return open(path, "rb")
+    return _Utf8(open(path, "rb"), encoding)  # type: ignore[return-value]
 
 
 def decode(path: Path, sink: Sink) -> Header:
@@ -97,10 +176,15 @@ def decode(path: Path, sink: Sink) -> Header:
     try:
         return _streamed(path, sink)
     except _Fallback:
-        sink.reset()
-        return _whole(path, sink)
+        pass  # outside the handler: the streamed read's buffer is freed before the whole read starts
     except (OSError, EOFError, zlib.error) as exc:
         raise NotAnExportError(f"{path}: cannot be read as a PyTorch-profiler trace ({_reason(exc)})") from None
+    except UnicodeDecodeError as exc:
+        raise NotAnExportError(f"{path}: JSON text that is not valid {exc.encoding.upper()}") from None
+    except RecursionError:  # msgspec's depth limit, in the events or the header
+        raise NotAnExportError(f"{path}: nested too deeply to be a trace") from None
+    sink.reset()
+    return _whole(path, sink)
 
 
 class _Fallback(Exception):
@@ -122,6 +206,8 @@ def _streamed(path: Path, sink: Sink) -> Header:
                 break
             cut = _last_cut(buffer)
             if cut is None:
+                if len(buffer) > EVENT_LIMIT:  # no end of an event in 64 MiB: one piece, or refused
+                    raise _Fallback
                 buffer += more
                 continue
             sink.add(_decode_events(b"[" + buffer[: cut + 1].strip().lstrip(b",") + b"]"))
@@ -180,13 +266,20 @@ def _merge_trailer(header: Header, data: bytes) -> None:
 
 def _whole(path: Path, sink: Sink) -> Header:
     try:
+        if _inflated_size(path) > WHOLE_LIMIT:
+            raise NotAnExportError(
+                f"{path}: not read: its events are not laid out for a read in chunks, and decoding it in one piece "
+                f"would hold more than {WHOLE_LIMIT / (1 << 30):g} GiB of JSON (gzip: once inflated)"
+            )
         with _open(path) as stream:
-            data = stream.read()
+            data = stream.read(WHOLE_LIMIT + 1)
         header = _HEADER.decode(data)
     except (OSError, EOFError, zlib.error) as exc:
         raise NotAnExportError(f"{path}: cannot be read as a PyTorch-profiler trace ({_reason(exc)})") from None
     except RecursionError:
         raise NotAnExportError(f"{path}: nested too deeply to be a trace") from None
+    except UnicodeDecodeError as exc:
+        raise NotAnExportError(f"{path}: JSON text that is not valid {exc.encoding.upper()}") from None
     except msgspec.ValidationError as exc:
         raise NotAnExportError(f"{path}: JSON, but not a PyTorch-profiler trace ({_reason(exc)})") from None
     except msgspec.DecodeError as exc:
@@ -194,6 +287,21 @@ def _whole(path: Path, sink: Sink) -> Header:
     sink.add(header.traceEvents)
     header.traceEvents = []
     return header
+
+
+def _inflated_size(path: Path) -> int:
+    """The bytes of JSON the file holds: its size, or for gzip (and other encodings) the count of a pass
+    that inflates it a chunk at a time and stops past WHOLE_LIMIT (a bomb is never held whole)."""
+    with _open(path) as stream:
+        if isinstance(stream, io.BufferedReader):
+            return path.stat().st_size
+        total = 0
+        while total <= WHOLE_LIMIT:
+            chunk = stream.read(CHUNK_BYTES)
+            if not chunk:
+                break
+            total += len(chunk)
+        return total
 
 
 def _reason(exc: BaseException) -> str:

@@ -14,6 +14,7 @@ from typing import Literal
 
 import numpy as np
 
+from graphscope.core.bounds import clamp_durations
 from graphscope.core.errors import NotAnExportError, UnsupportedSchemaError
 from graphscope.core.events import CORRELATED
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
@@ -393,7 +394,7 @@ def _attach_nvtx_text(db: ExportDatabase, table: str | None, nvtx: dict[str, np.
 
 
 def _check_rows(raw: dict[str, dict[str, np.ndarray]], symbols: SymbolTable, warnings: list[str]) -> None:
-    """Warn about (and neutralise) damaged rows: negative durations and dangling string ids.
+    """Warn about (and neutralise) damaged rows: negative or day-long durations and dangling string ids.
 
     Only columns already read are checked: deferred ones are never forced in here.
     """
@@ -401,10 +402,7 @@ def _check_rows(raw: dict[str, dict[str, np.ndarray]], symbols: SymbolTable, war
         start, ends = columns.get("start"), columns.get("end")
         if start is None or ends is None or not len(start):
             continue
-        negative = (ends >= 0) & (ends < start) if key == "nvtx" else ends < start
-        if negative.any():
-            warnings.append(f"{key}: {int(negative.sum())} rows end before they start; their durations count as 0")
-            ends[negative] = start[negative]
+        clamp_durations(key, start, ends, warnings, ranges=key == "nvtx")  # negative or over a day: 0
         for column in ("name", "short_name", "text"):
             ids = columns.get(column)
             if ids is not None and len(symbols) and not symbols.all_valid(ids):

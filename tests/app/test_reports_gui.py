@@ -52,3 +52,15 @@ def test_export_as_perfetto(window, open_trace, qtbot, tmp_path, monkeypatch):
     window.export_perfetto()
     qtbot.waitUntil(lambda: "ui.perfetto.dev" in window.status_label.text(), timeout=30_000)
     assert len(json.loads(out.read_text())["traceEvents"]) > 100
+
+
+def test_a_report_is_never_saved_over_its_own_trace(window, open_trace, qtbot, tmp_path):
+    trace = tmp_path / "t.sqlite"
+    trace.write_bytes(FORKJOIN.read_bytes())
+    open_trace(trace)
+    window.export_report()
+    qtbot.waitUntil(lambda: getattr(window, "report_preview", None) is not None, timeout=30_000)
+    (tmp_path / "r.json").symlink_to(trace)
+    window.report_preview.save(tmp_path / "r.json")
+    assert "is one of the inputs" in window.report_preview.status.text()
+    assert trace.read_bytes() == FORKJOIN.read_bytes() and window.report_preview.saved is None

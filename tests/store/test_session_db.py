@@ -185,3 +185,36 @@ def test_a_read_only_session_database_serves_reports(tmp_path):
         assert main(["report", f"run:{run_id}", "--session", str(path), "-o", str(tmp_path / "r.json")]) == 0
     finally:
         folder.chmod(0o755)
+
+
+def _damaged_database(path: Path) -> bytes:
+    """A graphscope session database whose third page's b-tree header is garbage (quick_check finds it)."""
+    store = SessionStore(path)
+    for i in range(30):
+        store.record_failure(path.parent / f"w{i}.py", "capture_failed", "x" * 500, {"modes": ("graph",)})
+    store.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("PRAGMA journal_mode = DELETE")
+    data = bytearray(path.read_bytes())
+    page = 4096
+    data[page * 2 : page * 2 + 12] = bytes.fromhex("0dffff0000ffffff00000000")
+    path.write_bytes(bytes(data))
+    return bytes(data)
+
+
+def test_a_damaged_database_is_refused_before_anything_is_written(tmp_path, capsys):
+    """`run WORKLOAD --session damaged.sqlite` on a machine without a GPU wrote (WAL switch, migration)
+    into the damaged file before the run was refused."""
+    from graphscope.cli import main
+
+    path = tmp_path / "damaged.sqlite"
+    before = _damaged_database(path)
+    with pytest.raises(BadInputError, match=r"the session database is damaged .*nothing was written"):
+        SessionStore(path)
+    workload = tmp_path / "w.py"
+    workload.write_text("def setup(ctx):\n    return lambda ctx: None\n")
+    assert main(["run", str(workload), "--session", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "the session database is damaged" in err and err.count("\n") == 1
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["damaged.sqlite", "w.py"]
