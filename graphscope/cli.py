@@ -540,7 +540,9 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     if args.block and not args.node:
         raise BadInputError("--block needs --node (which launch site to try the blocks on)")
     blocks = [parse_block(b) for b in args.block.split(",")] if args.block else None
-    refuse_inputs(args.save, [args.workload, args.config, args.session], "--save")
+    # --save may name the --config it started from: that file is read whole before any trial, and the
+    # best config replaces it atomically (core.paths) only if adopted, so tuning a config in place is safe
+    refuse_inputs(args.save, [args.workload, args.session], "--save")
     refuse_inputs(args.session, [args.workload, args.config], "--session")
     if args.budget is not None and args.budget < 1:
         raise BadInputError("--budget needs at least one trial")
