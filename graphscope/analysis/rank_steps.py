@@ -1,36 +1,31 @@
 """One rank of a distributed job, reduced to what a cross-rank view needs: its steps and what each spent.
 
-A step is one instance of the step range (`ProfilerStep#*` in a PyTorch-profiler trace, else the NVTX
-range name with the most instances, or the one asked for). Within a step: when the rank arrived at its
-first collective (the first communication kernel to start: NCCL/RCCL names, core.events), the GPU time
-of its other kernels before that, its host's API time before that, and its communication kernel time.
-The rest of the row is the rank's own summary: the steady-state launch verdict, GPU utilisation, graph
-launches. Plain numbers: this runs in a Dask worker and travels back to the scheduler.
+A rank is the GPU work of one process on one GPU: a file whose GPU work comes from several processes
+or several GPUs holds several ranks (`rank_units`), each reduced on its own (its process's step ranges
+and calls, its GPU's work). A step is one instance of the step range (`ProfilerStep#*` in a PyTorch-
+profiler trace, else the NVTX range name with the most instances, or the one asked for), timed from the
+range's start to the later of its end and the end of the GPU work launched inside it (the calls of the
+rank's process that start in the range, matched to their GPU rows by correlation id): a step whose GPU
+work runs on after its CPU range is as long as that work. Within a step: when the rank arrived at its
+first collective (the first communication kernel to start: NCCL/RCCL names, core.events; else the
+step's end), the GPU time of its other work before that, its host's API time before that, its
+communication kernel time, and its GPU busy time (the union of its GPU's rows, so overlapping streams
+count once). Plain numbers: this runs in a Dask worker and travels back to the scheduler.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from graphscope.core.events import is_communication
+from graphscope.core.events import GPU_WORK, call_key, is_communication
+from graphscope.core.table import Table
 from graphscope.trace import Trace
 
 PROFILER_STEP = "ProfilerStep#*"
-_RANK_IN_NAME = re.compile(r"(?:rank|_r|-r)[_-]?(\d+)", re.IGNORECASE)
-
-
-def rank_of(trace: Trace) -> int | None:
-    """The rank the trace says it is (PyTorch's distributedInfo), else a number in its file name."""
-    said = trace.info.capture.get("rank")
-    if said is not None and str(said).lstrip("-").isdigit():
-        return int(said)
-    found = _RANK_IN_NAME.findall(Path(trace.path).name) or re.findall(r"(\d+)", Path(trace.path).stem)
-    return int(found[-1]) if found else None
+WHOLE = (-1, -1)  # the unit of a file without GPU work: every process, every device
 
 
 def _names_of(trace: Trace, ids: np.ndarray) -> tuple[np.ndarray, list[str]]:
@@ -39,14 +34,49 @@ def _names_of(trace: Trace, ids: np.ndarray) -> tuple[np.ndarray, list[str]]:
     return distinct, [trace.symbols.name(int(i)) if i >= 0 else "" for i in distinct.tolist()]
 
 
-def step_ranges(trace: Trace, name: str | None = None) -> tuple[str | None, np.ndarray, np.ndarray]:
-    """(the step name used, starts, ends) of the step ranges in start order."""
+def _gpu_tables(trace: Trace) -> list[Table]:
+    return [getattr(trace, kind.table) for kind in GPU_WORK]
+
+
+def rank_units(trace: Trace) -> list[tuple[int, int]]:
+    """The (process index, device) pairs that ran GPU work, in process id then device order; [WHOLE]
+    for a file without GPU work."""
+    keys = [
+        call_key(np.asarray(t.process), np.asarray(t.device, np.int64))
+        for t in _gpu_tables(trace)
+        if len(t) and "process" in t and "device" in t
+    ]
+    if not keys:
+        return [WHOLE]
+    pairs = [(int(k) >> 32, int(np.int32(k & 0xFFFFFFFF))) for k in np.unique(np.concatenate(keys)).tolist()]
+    pids = np.asarray(trace.processes.pid) if len(trace.processes) else np.empty(0, np.int64)
+
+    def pid(process: int) -> int:
+        return int(pids[process]) if 0 <= process < len(pids) else process
+
+    return sorted(pairs, key=lambda pair: (pid(pair[0]), pair[1]))
+
+
+def unit_label(trace: Trace, unit: tuple[int, int]) -> str:
+    """'pid 4242, GPU 1': where in its file a rank's work is."""
+    process, device = unit
+    pids = trace.processes.pid if len(trace.processes) else []
+    pid = int(pids[process]) if 0 <= process < len(pids) else process
+    return f"pid {pid}, GPU {device}"
+
+
+def step_ranges(
+    trace: Trace, name: str | None = None, process: int = -1
+) -> tuple[str | None, np.ndarray, np.ndarray]:
+    """(the step name used, starts, ends) of the step ranges (of `process`, unless -1) in start order."""
     nvtx = trace.nvtx
     empty = np.empty(0, np.int64)
     if not len(nvtx):
         return None, empty, empty
     text, start, end = np.asarray(nvtx.text), np.asarray(nvtx.start, np.int64), np.asarray(nvtx.end, np.int64)
     ranged = end > start
+    if process >= 0 and "process" in nvtx and (ranged & (np.asarray(nvtx.process) == process)).any():
+        ranged &= np.asarray(nvtx.process) == process
     ids, names = _names_of(trace, text[ranged])
     if name is None:
         if any(fnmatch.fnmatchcase(n, PROFILER_STEP) for n in names):
@@ -77,35 +107,115 @@ def _clipped_sum(starts: np.ndarray, ends: np.ndarray, low: np.ndarray, high: np
     return result
 
 
-def rank_steps(trace: Trace, step: str | None = None) -> dict[str, Any]:
-    """The rank's steps and their parts (see the module docstring), as lists of integers (ns)."""
-    name, starts, ends = step_ranges(trace, step)
-    kernels = trace.kernels
-    k_start, k_end = np.asarray(kernels.start, np.int64), np.asarray(kernels.end, np.int64)
-    name_ids = np.asarray(kernels.short_name if "short_name" in kernels else kernels.name)
-    ids, names = _names_of(trace, name_ids)
-    comm = np.isin(name_ids, ids[[is_communication(n) for n in names]]) if len(ids) else np.zeros(0, bool)
-    comm_starts = np.sort(k_start[comm])  # a step's arrival: the first communication kernel it starts
+def union_busy(starts: np.ndarray, ends: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Per window [low, high): how long at least one interval covers it (overlaps counted once), from
+    the prefix sums of the intervals' union: no loop over windows or intervals."""
+    if not len(starts) or not len(low):
+        return np.zeros(len(low), dtype=np.int64)
+    order = np.argsort(starts, kind="stable")
+    s, e = starts[order].astype(np.int64), np.maximum(ends[order], starts[order]).astype(np.int64)
+    reach = np.maximum.accumulate(e)
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = s[1:] > reach[:-1]
+    first = np.flatnonzero(new)
+    block_start = s[first]
+    block_end = reach[np.append(first[1:] - 1, len(s) - 1)]
+    before = np.concatenate([[0], np.cumsum(block_end - block_start)])
+
+    def covered(t: np.ndarray) -> np.ndarray:  # union length before t
+        i = np.searchsorted(block_start, t, side="right")
+        j = np.maximum(i - 1, 0)
+        inside = np.clip(np.minimum(t, block_end[j]) - block_start[j], 0, None)
+        return np.where(i > 0, before[j] + inside, 0)
+
+    high = np.maximum(high, low)
+    return (covered(high.astype(np.int64)) - covered(low.astype(np.int64))).astype(np.int64)
+
+
+def _unit_rows(table: Table, unit: tuple[int, int]) -> np.ndarray:
+    if not len(table):
+        return np.zeros(0, dtype=bool)
+    keep = np.ones(len(table), dtype=bool)
+    if unit[0] >= 0 and "process" in table:
+        keep &= np.asarray(table.process) == unit[0]
+    if unit[1] >= 0 and "device" in table:
+        keep &= np.asarray(table.device) == unit[1]
+    return keep
+
+
+def _gpu_work(trace: Trace, unit: tuple[int, int]) -> dict[str, np.ndarray]:
+    """The unit's GPU rows of every kind as flat columns: start, end, call key, communication or not."""
+    columns: dict[str, list[np.ndarray]] = {"start": [], "end": [], "key": [], "comm": []}
+    for table in _gpu_tables(trace):
+        keep = _unit_rows(table, unit)
+        if not keep.any():
+            continue
+        columns["start"].append(np.asarray(table.start, np.int64)[keep])
+        columns["end"].append(np.asarray(table.end, np.int64)[keep])
+        process = np.asarray(table.process)[keep] if "process" in table else np.zeros(int(keep.sum()), np.int32)
+        correlation = np.asarray(table.correlation)[keep] if "correlation" in table else np.full(len(process), -1)
+        columns["key"].append(np.where(correlation >= 0, call_key(process, correlation), -1))
+        comm = np.zeros(int(keep.sum()), dtype=bool)
+        if table is trace.kernels:
+            name_ids = np.asarray(table.short_name if "short_name" in table else table.name)[keep]
+            ids, names = _names_of(trace, name_ids)
+            comm = np.isin(name_ids, ids[[is_communication(n) for n in names]]) if len(ids) else comm
+        columns["comm"].append(comm)
+    empty = {"start": np.int64, "end": np.int64, "key": np.int64, "comm": bool}
+    return {k: np.concatenate(v) if v else np.zeros(0, dtype=empty[k]) for k, v in columns.items()}
+
+
+def _launched_end(
+    trace: Trace, unit: tuple[int, int], work: dict[str, np.ndarray], starts: np.ndarray, ends: np.ndarray
+) -> np.ndarray:
+    """Per step: the latest end of the GPU work whose launching call started inside the step's range."""
+    result = ends.copy()
+    api = trace.api
+    keep = _unit_rows(api, (unit[0], -1))
+    if not len(starts) or not keep.any() or not len(work["key"]):
+        return result
+    call_start = np.asarray(api.start, np.int64)[keep]
+    process = np.asarray(api.process)[keep] if "process" in api else np.zeros(len(call_start), np.int32)
+    keys = call_key(process, np.asarray(api.correlation)[keep])
+    order = np.argsort(keys, kind="stable")
+    keys, call_start = keys[order], call_start[order]
+    at = np.minimum(np.searchsorted(keys, work["key"]), len(keys) - 1)
+    found = (keys[at] == work["key"]) & (work["key"] >= 0)
+    launched = call_start[at[found]]
+    step = np.searchsorted(starts, launched, side="right") - 1  # the latest step started before the call
+    inside = (step >= 0) & (launched < ends[np.maximum(step, 0)])
+    np.maximum.at(result, step[inside], work["end"][found][inside])
+    return result
+
+
+def rank_steps(trace: Trace, step: str | None = None, unit: tuple[int, int] = WHOLE) -> dict[str, Any]:
+    """The unit's steps and their parts (see the module docstring), as lists of integers (ns)."""
+    name, starts, range_ends = step_ranges(trace, step, unit[0])
+    work = _gpu_work(trace, unit)
+    ends = _launched_end(trace, unit, work, starts, range_ends)
+    comm = work["comm"]
+    comm_starts = np.sort(work["start"][comm])  # a step's arrival: the first communication kernel it starts
     arrive = ends.copy()
-    if len(comm_starts):
+    if len(comm_starts) and len(starts):
         after = comm_starts[np.minimum(np.searchsorted(comm_starts, starts), len(comm_starts) - 1)]
         arrive = np.where((after >= starts) & (after < ends), after, ends)
-    order = np.argsort(k_start, kind="stable")
-    k_start, k_end, comm = k_start[order], k_end[order], comm[order]
-    compute_busy = _clipped_sum(k_start[~comm], k_end[~comm], starts, arrive)
-    comm_ns = _clipped_sum(k_start[comm], k_end[comm], starts, ends)
+    compute_busy = union_busy(work["start"][~comm], work["end"][~comm], starts, arrive)
+    comm_ns = union_busy(work["start"][comm], work["end"][comm], starts, ends)
+    gpu_busy = union_busy(work["start"], work["end"], starts, ends)
     api = trace.api
-    a_order = np.argsort(np.asarray(api.start), kind="stable")
-    host_ns = _clipped_sum(
-        np.asarray(api.start, np.int64)[a_order], np.asarray(api.end, np.int64)[a_order], starts, arrive
-    )
+    keep = _unit_rows(api, (unit[0], -1))
+    a_start, a_end = np.asarray(api.start, np.int64)[keep], np.asarray(api.end, np.int64)[keep]
+    a_order = np.argsort(a_start, kind="stable")
+    host_ns = _clipped_sum(a_start[a_order], a_end[a_order], starts, arrive)
     return {
         "step_name": name,
         "start": starts.tolist(),
         "end": ends.tolist(),
+        "range_end": range_ends.tolist(),
         "arrive": arrive.tolist(),
         "compute_busy_ns": compute_busy.tolist(),
         "host_ns": host_ns.tolist(),
         "comm_ns": comm_ns.tolist(),
+        "gpu_busy_ns": gpu_busy.tolist(),
         "communication_kernels": int(comm.sum()),
     }

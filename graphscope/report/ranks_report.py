@@ -51,8 +51,9 @@ def lateness_chart(late: list[list[int]], ranks: list[int], title: str) -> str:
 
 
 def rank_cells(rank: dict[str, Any]) -> tuple[str, ...]:
-    """One rank as table cells: rank, median step, GPU busy, straggler steps, graph launches, verdict."""
-    step, busy = rank.get("median_step_ns"), rank.get("gpu_utilization")
+    """One rank as table cells: rank, median step, GPU busy in its steps, straggler steps, graph launches,
+    verdict."""
+    step, busy = rank.get("median_step_ns"), rank.get("step_gpu_busy")
     return (
         str(rank["rank"]),
         format_ns(step) if step is not None else "-",
@@ -61,6 +62,13 @@ def rank_cells(rank: dict[str, Any]) -> tuple[str, ...]:
         str(rank.get("graph_launches") or 0),
         rank.get("verdict") or "",
     )
+
+
+def _missing_note(job: dict[str, Any]) -> list[str]:
+    missing = job.get("missing_ranks") or []
+    count = job.get("missing_count", len(missing))
+    more = ", ..." if count > len(missing) else ""
+    return [f"missing ranks ({count:,}): {', '.join(map(str, missing))}{more}"] if missing else []
 
 
 def ranks_report(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -94,13 +102,15 @@ def ranks_report(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
             },
             {
                 "title": "Ranks",
-                "columns": ["rank", "median step", "GPU busy", "straggler steps", "graph launches", "launch verdict"],
+                "columns": ["rank", "median step", "GPU busy in steps", "straggler steps", "graph launches",
+                            "launch verdict"],
                 "rows": rank_rows,
             },
         ],
         "notes": [f"left out: {p}" for p in job["problems"]]
-        + ([f"missing ranks: {', '.join(map(str, job['missing_ranks']))}"] if job.get("missing_ranks") else []),
-        "ranks": {k: v for k, v in job.items() if k != "late_ns"},
+        + [f"skipped: {s}" for s in job.get("skipped", [])]
+        + _missing_note(job),
+        "ranks": {k: v for k, v in job.items() if k not in ("late_ns", "gpu_busy")},
     }
     chart = lateness_chart(job.get("late_ns") or [], [r["rank"] for r in ranks], "each rank's lateness at each step")
     return report, {"lateness": chart}
