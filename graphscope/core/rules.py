@@ -64,3 +64,21 @@ PROFILER_DISTORTS = 0.20
 """A profiled run slower than the unprofiled one by more than this: its trace's launch figures are the
 profiler's own (measured on the H200: torch.profiler made a 1,000-node graph launch call 1.56 ms, against
 4.4 us unprofiled; the profiled seed ran +164% in graph mode, +100% eagerly)."""
+
+STEP_MIN_INSTANCES = 2
+"""A step repeats: a range name seen once is a phase of the program (set-up, capture), never a step.
+Two, not MIN_REPEATS: PyTorch-profiler traces often hold two ProfilerStep#N (hta's sampled ranks, the
+MI250 toy) and their steps are still the steps."""
+
+STEP_GPU_SHARE = 0.50
+"""A family of ranges is the trace's steps only when the GPU work launched inside its instances is at
+least half of the trace's GPU busy time: the steps are where the work is. Measured on the shipped
+traces: ProfilerStep#* launched 100% of the GPU busy time of each of the six HTA traces with two or more
+of them; ranges nested in it launched less ('## forward ##' 8-39%, '## backward ##' 38-74%: passing
+ones lose to the step, which launched more); the seed's eager_* and graph_* 40-44% each (no steps), the
+fork-join's graph_* 56%."""
+
+STEP_DISJOINT_SHARE = 0.90
+"""The instances of a step family are mostly side by side, not nested or concurrent: the time their
+union covers is at least 90% of the sum of their lengths (recursive or per-thread ranges of one name
+overlap; ProfilerStep#N and eager_N do not overlap at all)."""
