@@ -131,23 +131,23 @@ def _gpu_work(trace: Trace) -> Table:
 
 
 def families(trace: Trace, work: Table | None = None) -> list[StepFamily]:
-    """Every family of ranges with its GPU share and overlap, best step candidate first (the order
-    `step_family` chooses by). `work`: the trace's GPU work table (analysis.gpu_time.gpu_work), built
-    when not given."""
-    found = range_families(trace)
+    """Every repeated family of ranges (at least STEP_MIN_INSTANCES instances: a range seen once is never
+    a step) with its GPU share and overlap, best step candidate first (the order `step_family` chooses
+    by). `work`: the trace's GPU work table (analysis.gpu_time.gpu_work), built when not given."""
+    found = {p: f for p, f in range_families(trace).items() if len(f[0]) >= STEP_MIN_INSTANCES}
     if not found:
         return []
     work = _gpu_work(trace) if work is None else work
-    every = np.ones(len(work), dtype=bool)
-    busy = _busy_ns(work, every)
+    busy = _busy_ns(work, np.ones(len(work), dtype=bool))
+    # when each piece of work was launched (its call's start; its own start where no call was recorded):
+    # the instance that time falls in owns it, as in any scope (analysis/scope.py)
     linked = work.api_row >= 0
-    calls = np.asarray(trace.api.start)
+    launched = np.asarray(work.start, np.int64).copy()
+    launched[linked] = np.asarray(trace.api.start, np.int64)[work.api_row[linked]]
     result = []
     for pattern, (start, end) in found.items():
         scope = Scope.of(pattern, start, end)
-        inside = np.empty(len(work), dtype=bool)
-        inside[linked] = scope.contains(calls[work.api_row[linked]])
-        inside[~linked] = scope.contains(work.start[~linked])
+        inside = scope.contains(launched)
         lengths = int((end - start).sum())
         result.append(
             StepFamily(

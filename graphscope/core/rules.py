@@ -73,7 +73,7 @@ MI250 toy) and their steps are still the steps."""
 STEP_GPU_SHARE = 0.50
 """A family of ranges is the trace's steps only when the GPU work launched inside its instances is at
 least half of the trace's GPU busy time: the steps are where the work is. Measured on the shipped
-traces: ProfilerStep#* launched 100% of the GPU busy time of each of the six HTA traces with two or more
+traces: ProfilerStep#* launched 100% of the GPU busy time of each of the seven HTA traces with two or more
 of them; ranges nested in it launched less ('## forward ##' 8-39%, '## backward ##' 38-74%: passing
 ones lose to the step, which launched more); the seed's eager_* and graph_* 40-44% each (no steps), the
 fork-join's graph_* 56%."""
