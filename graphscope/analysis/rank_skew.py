@@ -87,7 +87,7 @@ def combine(rows: list[dict[str, Any]], world: int | None = None) -> dict[str, A
         "step_name": good[0]["step_name"] if good else None,
         "world_size": world,
         "problems": problems,
-        "verdict": _verdict(ranks, step_rows, stragglers),
+        "verdict": _verdict(ranks, step_rows, stragglers, any(r.get("communication_kernels") for r in good)),
     }
 
 
@@ -161,10 +161,16 @@ def _spread(arrive: np.ndarray, start: np.ndarray) -> tuple[float, int]:
     median, pooled over ranks and steps (step-to-step variation every rank shares counts too); with fewer,
     across ranks within the steps (the median of the steps' MADs; none with two ranks)."""
     count, steps = arrive.shape
-    if steps >= 3:
+    if steps >= 3 and count >= 2:
         offset = arrive - start
-        deviation = np.abs(offset - np.median(offset, axis=1, keepdims=True))
-        return MAD_TO_SD * float(np.median(deviation)), deviation.size
+        # what every rank shares in a step is no jitter (a mean: a median of 3 would leave one residual 0
+        # per step), nor is a rank's constant offset (a median over steps: a straggler's lateness stays out)
+        offset = offset - offset.mean(axis=0)
+        residual = offset - np.median(offset, axis=1, keepdims=True)
+        # centring on n ranks leaves (1 - 1/n) of the variance (two ranks: each is half their gap), on the
+        # steps about (1 - 1/steps)
+        sd = MAD_TO_SD * float(np.median(np.abs(residual))) / math.sqrt((1 - 1 / count) * (1 - 1 / steps))
+        return sd, (count - 1) * steps  # the independent residuals (two ranks' are each other's negatives)
     if count >= 3:
         others = np.sort(arrive, axis=0)[:-1]
         mad = np.median(np.abs(others - np.median(others, axis=0)), axis=0)
@@ -172,7 +178,7 @@ def _spread(arrive: np.ndarray, start: np.ndarray) -> tuple[float, int]:
     return 0.0, 0
 
 
-def _verdict(ranks: list[dict[str, Any]], steps: list[dict[str, Any]], stragglers: Counter) -> str:
+def _verdict(ranks: list[dict[str, Any]], steps: list[dict[str, Any]], stragglers: Counter, collectives: bool) -> str:
     if not ranks:
         return "no rank could be analysed"
     if not steps:
@@ -184,8 +190,9 @@ def _verdict(ranks: list[dict[str, Any]], steps: list[dict[str, Any]], straggler
     causes = Counter(s["held_by"] for s in late if s["straggler"] == rank)
     cause, _ = causes.most_common(1)[0]
     worst = max(late, key=lambda s: s["late_ns"])
+    latest = "the latest arrival at a collective" if collectives else "the latest end of a step"
     return (
-        f"rank {rank} holds the job back in {count} of {len(steps)} steps (mostly {cause}); the latest arrival at "
-        f"a collective: rank {worst['straggler']} in step {worst['step']}, {worst['late_ns'] / 1e3:,.1f} us after "
+        f"rank {rank} holds the job back in {count} of {len(steps)} steps (mostly {cause}); {latest}: "
+        f"rank {worst['straggler']} in step {worst['step']}, {worst['late_ns'] / 1e3:,.1f} us after "
         f"the {'other rank' if len(ranks) == 2 else 'median rank'} ({worst['held_by']})"
     )

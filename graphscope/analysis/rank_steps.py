@@ -2,8 +2,9 @@
 
 A rank is the GPU work of one process on one GPU: a file whose GPU work comes from several processes
 or several GPUs holds several ranks (`rank_units`), each reduced on its own (its process's step ranges
-and calls, its GPU's work). A step is one instance of the step range (`ProfilerStep#*` in a PyTorch-
-profiler trace, else the NVTX range name with the most instances, or the one asked for), timed from the
+and calls, its GPU's work). A step is one instance of the step ranges: the glob asked for, else the
+family the one rule for steps chooses (analysis/step_ranges.py: `ProfilerStep#*` in a PyTorch-profiler
+trace; op-level ranges such as `aten::to, op_id = 317177` never, asked for or not), timed from the
 range's start to the later of its end and the end of the GPU work launched inside it (the calls of the
 rank's process that start in the range, matched to their GPU rows by correlation id): a step whose GPU
 work runs on after its CPU range is as long as that work. Within a step: when the rank arrived at its
@@ -20,11 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from graphscope.analysis.step_ranges import families, is_op_range, step_family
+from graphscope.core.errors import BadInputError
 from graphscope.core.events import GPU_WORK, call_key, is_communication
 from graphscope.core.table import Table
 from graphscope.trace import Trace
 
-PROFILER_STEP = "ProfilerStep#*"
 WHOLE = (-1, -1)  # the unit of a file without GPU work: every process, every device
 
 
@@ -65,32 +67,46 @@ def unit_label(trace: Trace, unit: tuple[int, int]) -> str:
     return f"pid {pid}, GPU {device}"
 
 
-def step_ranges(
-    trace: Trace, name: str | None = None, process: int = -1
-) -> tuple[str | None, np.ndarray, np.ndarray]:
-    """(the step name used, starts, ends) of the step ranges (of `process`, unless -1) in start order."""
+CANDIDATES = 4  # repeated families of ranges reduced per file, so that a job can cut every rank by one
+
+
+def step_candidates(trace: Trace, asked: str | None = None) -> tuple[list[str], list[str]]:
+    """(the globs that may name the steps, those of them that pass the one rule for steps in this file,
+    its own choice first): the glob asked for, else the best CANDIDATES repeated families of ranges
+    (analysis/step_ranges.py: never op-level ranges). A job takes the family most of its files chose
+    (ranks/job.py): one rank's slower kernels shift the GPU shares that choose a file's family (the
+    fork-join export's graph_* launched 56% of its GPU busy time, 48% with its kernels three times as
+    long), and every rank must be cut by the same ranges."""
+    if asked is not None:
+        return [asked], [asked]
+    ranked = families(trace)[:CANDIDATES]
+    first = step_family(trace)  # (ranks the families again: step_ranges.py keeps its choice to itself)
+    passing = [first.pattern] if first is not None else []
+    passing += [f.pattern for f in ranked if f.is_step and f.pattern not in passing]
+    return [f.pattern for f in ranked], passing
+
+
+def step_ranges(trace: Trace, name: str | None, process: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) of the ranges named `name` (a glob; of `process`, unless -1), in start order.
+    Op-level ranges (`aten::to, op_id = 317177`) are never steps, whatever the glob: a glob that names
+    only those is refused."""
     nvtx = trace.nvtx
     empty = np.empty(0, np.int64)
-    if not len(nvtx):
-        return None, empty, empty
+    if not len(nvtx) or name is None:
+        return empty, empty
     text, start, end = np.asarray(nvtx.text), np.asarray(nvtx.start, np.int64), np.asarray(nvtx.end, np.int64)
     ranged = end > start
     if process >= 0 and "process" in nvtx and (ranged & (np.asarray(nvtx.process) == process)).any():
         ranged &= np.asarray(nvtx.process) == process
     ids, names = _names_of(trace, text[ranged])
-    if name is None:
-        if any(fnmatch.fnmatchcase(n, PROFILER_STEP) for n in names):
-            name = PROFILER_STEP
-        else:
-            counts = dict(zip(names, np.bincount(np.searchsorted(ids, text[ranged]), minlength=len(ids)).tolist()))
-            common = sorted(((c, n) for n, c in counts.items() if n and c >= 2), reverse=True)
-            name = common[0][1] if common else None
-    if name is None:
-        return None, empty, empty
-    matched = ids[[fnmatch.fnmatchcase(n, name) for n in names]] if len(ids) else ids
-    chosen = ranged & np.isin(text, matched)
+    named = [fnmatch.fnmatchcase(n, name) for n in names]
+    steps = [match and not is_op_range(n) for match, n in zip(named, names)]
+    if any(named) and not any(steps):
+        raise BadInputError(f"--step {name!r} names only op-level ranges (such as {names[named.index(True)]!r}): "
+                            "never steps")  # fmt: skip
+    chosen = ranged & np.isin(text, ids[steps] if len(ids) else ids)
     order = np.argsort(start[chosen], kind="stable")
-    return name, start[chosen][order], end[chosen][order]
+    return start[chosen][order], end[chosen][order]
 
 
 def _clipped_sum(starts: np.ndarray, ends: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -188,9 +204,10 @@ def _launched_end(
     return result
 
 
-def rank_steps(trace: Trace, step: str | None = None, unit: tuple[int, int] = WHOLE) -> dict[str, Any]:
-    """The unit's steps and their parts (see the module docstring), as lists of integers (ns)."""
-    name, starts, range_ends = step_ranges(trace, step, unit[0])
+def rank_steps(trace: Trace, name: str | None, unit: tuple[int, int] = WHOLE) -> dict[str, Any]:
+    """The unit's steps (the ranges `name`, a glob; step_name chooses it) and their parts (see the module
+    docstring), as lists of integers (ns)."""
+    starts, range_ends = step_ranges(trace, name, unit[0])
     work = _gpu_work(trace, unit)
     ends = _launched_end(trace, unit, work, starts, range_ends)
     comm = work["comm"]

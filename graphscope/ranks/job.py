@@ -83,7 +83,7 @@ def _kind(path: Path) -> str:
 def rank_rows(path: str, step: str | None = None) -> list[dict[str, Any]]:
     """The ranks of one file, reduced (runs in a Dask worker): one row per process and GPU with GPU work
     (analysis/rank_steps.py), its times on the job's clock; or one row saying why it could not be read."""
-    from graphscope.analysis.rank_steps import rank_steps, rank_units, unit_label
+    from graphscope.analysis.rank_steps import rank_steps, rank_units, step_candidates, unit_label
     from graphscope.analysis.summary import summarize
     from graphscope.core.process import keep_freed_memory
     from graphscope.ranks.identity import group_of, nsight_facts
@@ -111,15 +111,18 @@ def rank_rows(path: str, step: str | None = None) -> list[dict[str, Any]]:
             "launch_bound": summary["launch"].get("launch_bound"),
             "graph_launches": summary["graphs"]["launches"],
         }
+        names, passing = step_candidates(trace, step)
         rows = []
         for index, unit in enumerate(units):
-            steps = rank_steps(trace, step, unit)
-            for key in ("start", "end", "range_end", "arrive"):
-                steps[key] = [t + offset for t in steps[key]]
+            options = {name: rank_steps(trace, name, unit) for name in names}
+            for steps in options.values():
+                for key in ("start", "end", "range_end", "arrive"):
+                    steps[key] = [t + offset for t in steps[key]]
             busy = [gpus[unit[1]]] if unit[1] in gpus else list(gpus.values())
             rows.append({
                 **base,
-                **steps,
+                "step_options": options,
+                "step_votes": passing,
                 "unit": unit_label(trace, unit) if len(units) > 1 else None,
                 "unit_index": index,
                 "gpu_utilization": sum(busy) / len(busy) if busy else None,
@@ -245,12 +248,36 @@ def analyse_job(
     problems = [f"{r['path']}: {r['error']}" for r in rows if r.get("error")]
     good = [r for r in rows if not r.get("error")]
     world = assign_ranks(good)
+    choose_steps(good)
     result = combine(good, world)
     result["problems"] = problems + result["problems"]
     result["skipped"] = skipped
     result.update(_missing(good, world))
     result["engine"] = {**engine, "files": len(files), "seconds": time.perf_counter() - started}
     return result
+
+
+def choose_steps(rows: list[dict[str, Any]]) -> str | None:
+    """Cut every rank by the same ranges: of the families every rank holds, the one that passes the step
+    rule in the most files (ties: the one most files chose first); each row gets that family's steps
+    (none where no family qualifies)."""
+    from collections import Counter
+
+    votes = Counter(name for r in rows for name in r["step_votes"])
+    firsts = Counter(r["step_votes"][0] for r in rows if r["step_votes"])
+    common = set.intersection(*(set(r["step_options"]) for r in rows)) if rows else set()
+    ranked = sorted((n for n in common if votes[n]), key=lambda n: (-votes[n], -firsts[n], n))
+    name = ranked[0] if ranked else None
+    for r in rows:
+        r.pop("step_votes", None)
+        steps = r.pop("step_options").get(name) if name else None
+        r.update(steps or _NO_STEPS)
+        r["step_name"] = name
+    return name
+
+
+_NO_STEPS = {"start": [], "end": [], "range_end": [], "arrive": [], "compute_busy_ns": [], "host_ns": [],
+             "comm_ns": [], "gpu_busy_ns": [], "communication_kernels": 0}  # fmt: skip
 
 
 def _missing(rows: list[dict[str, Any]], world: int | None, most: int = 64) -> dict[str, Any]:

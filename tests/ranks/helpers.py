@@ -12,7 +12,7 @@ from typing import Any
 
 from graphscope.analysis.rank_skew import combine
 from graphscope.ranks.identity import assign_ranks
-from graphscope.ranks.job import rank_files, rank_rows
+from graphscope.ranks.job import choose_steps, rank_files, rank_rows
 
 FORKJOIN = Path(__file__).resolve().parents[1] / "data" / "h200_forkjoin_node.sqlite"
 
@@ -22,6 +22,7 @@ def serial_job(items: list[Path], step: str | None = None) -> dict[str, Any]:
     rows = [row for path in rank_files(items) for row in rank_rows(str(path), step)]
     good = [r for r in rows if not r.get("error")]
     world = assign_ranks(good)
+    choose_steps(good)
     job = combine(good, world)
     job["problems"] = [f"{r['path']}: {r['error']}" for r in rows if r.get("error")] + job["problems"]
     return job
