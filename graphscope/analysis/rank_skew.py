@@ -8,14 +8,16 @@ work launched in it), and how late it was against the median of the other ranks 
 other rank). It is late when that exceeds the larger of a floor (2 us, and 5% of the other ranks'
 median step) and a jitter allowance: z standard deviations of one rank's arrival noise, times the spread of (one rank -
 the reference) per rank's (sqrt 2 with two ranks, where the other rank's noise adds its own; sqrt(1 +
-pi / (2 (n - 1))) for the median of n - 1 others). The deviation: 1.4826 x the median absolute
-deviation of every rank's arrival after its step's start about its own median, pooled over ranks and
-steps (with fewer than 3 steps: across ranks within steps, none with two ranks). z: the normal quantile
-that the latest of n plain arrivals exceeds in one step in 1,000 (3.3 at 2 ranks, 3.4 at 3, 3.5 at 4, 4.2
-at 64), widened as Student's t for the estimate's degrees of freedom. Measured on generated ranks with no
-straggler (14 steps, seeds 1000-1059): 1 alarm in 840 steps at 2 ranks, 0 in 420 at 3 and at 4. A MAD of
-the arrivals themselves cannot serve at two ranks: it is half their gap, so no multiple of it flags the
-later one.
+pi / (2 (n - 1))) for the median of n - 1 others). The noise: each rank's arrival after its step's start,
+less the step's mean over ranks (time every rank shares is no jitter) and less the rank's own median
+over steps (nor is a constant offset: a rank late in every step stays late), as 1.4826 x the median
+absolute deviation of those residuals, corrected for the centring (with fewer than 3 steps: the median
+of the steps' MADs across ranks; none with two ranks). z: the normal quantile that the latest of n plain
+arrivals exceeds in one step in 1,000 (3.3 at 2 ranks, 3.4 at 3, 3.5 at 4, 4.2 at 64), widened as
+Student's t for the estimate's degrees of freedom ((n - 1) x steps residuals, at a MAD's 37%
+efficiency). Measured on generated ranks with no straggler (benchmarks/straggler_rule.py, 14 steps):
+see the README. A MAD of the arrivals themselves cannot serve at two ranks: it is half their gap, so no
+multiple of it flags the later one.
 
 What held a late rank: `GPU work` when its GPU was busy (before the collective) longer than the other
 ranks' median by at least half its lateness, else `launch-bound host` (its GPU waited for launches).
@@ -31,6 +33,8 @@ from statistics import NormalDist, median
 from typing import Any
 
 import numpy as np
+
+from graphscope.core.units import format_ns
 
 STRAGGLER_MIN_NS = 2_000
 STRAGGLER_MIN_SHARE = 0.05  # of the median step: a rank later than this (and than the jitter) is a straggler
@@ -193,6 +197,6 @@ def _verdict(ranks: list[dict[str, Any]], steps: list[dict[str, Any]], straggler
     latest = "the latest arrival at a collective" if collectives else "the latest end of a step"
     return (
         f"rank {rank} holds the job back in {count} of {len(steps)} steps (mostly {cause}); {latest}: "
-        f"rank {worst['straggler']} in step {worst['step']}, {worst['late_ns'] / 1e3:,.1f} us after "
+        f"rank {worst['straggler']} in step {worst['step']}, {format_ns(worst['late_ns'])} after "
         f"the {'other rank' if len(ranks) == 2 else 'median rank'} ({worst['held_by']})"
     )

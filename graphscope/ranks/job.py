@@ -229,9 +229,6 @@ def analyse_job(
 ) -> dict[str, Any]:
     """The job's cross-rank view, with how it was computed (cluster, workers, seconds). `reader` reads one
     file in a worker (rank_rows; another importable function for tests)."""
-    from graphscope.analysis.rank_skew import combine
-    from graphscope.ranks.identity import assign_ranks
-
     skipped: list[str] = []
     files = rank_files(items, skipped)
     started = time.perf_counter()
@@ -245,15 +242,34 @@ def analyse_job(
         finally:
             if client is not None:
                 _close(client, scheduler is None)
+    result = job_of_rows(rows)
+    result["skipped"] = skipped
+    result["engine"] = {**engine, "files": len(files), "seconds": time.perf_counter() - started}
+    return result
+
+
+def job_of_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The job from every file's rows: unreadable files named, the rest numbered, checked to be one job
+    (else refused), cut by one family of step ranges and combined."""
+    from graphscope.analysis.rank_skew import combine
+    from graphscope.ranks.identity import assign_ranks
+
     problems = [f"{r['path']}: {r['error']}" for r in rows if r.get("error")]
     good = [r for r in rows if not r.get("error")]
     world = assign_ranks(good)
     choose_steps(good)
     result = combine(good, world)
     result["problems"] = problems + result["problems"]
-    result["skipped"] = skipped
     result.update(_missing(good, world))
-    result["engine"] = {**engine, "files": len(files), "seconds": time.perf_counter() - started}
+    return result
+
+
+def analyse_serially(items: list[Path], step: str | None = None) -> dict[str, Any]:
+    """The same job in this process, one file after another (no Dask): for tests and benchmarks."""
+    skipped: list[str] = []
+    files = rank_files(items, skipped)
+    result = job_of_rows([row for path in files for row in rank_rows(str(path), step)])
+    result["skipped"] = skipped
     return result
 
 

@@ -10,22 +10,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphscope.analysis.rank_skew import combine
-from graphscope.ranks.identity import assign_ranks
-from graphscope.ranks.job import choose_steps, rank_files, rank_rows
+from graphscope.ranks.job import analyse_serially, rank_rows
 
 FORKJOIN = Path(__file__).resolve().parents[1] / "data" / "h200_forkjoin_node.sqlite"
 
 
 def serial_job(items: list[Path], step: str | None = None) -> dict[str, Any]:
     """What analyse_job computes, in this process: every file read by rank_rows, numbered, combined."""
-    rows = [row for path in rank_files(items) for row in rank_rows(str(path), step)]
-    good = [r for r in rows if not r.get("error")]
-    world = assign_ranks(good)
-    choose_steps(good)
-    job = combine(good, world)
-    job["problems"] = [f"{r['path']}: {r['error']}" for r in rows if r.get("error")] + job["problems"]
-    return job
+    return analyse_serially(items, step)
 
 
 def forkjoin_ranks(folder: Path, count: int, sql: dict[int, str] | None = None) -> list[Path]:
