@@ -96,7 +96,7 @@ def step_ranges(trace: Trace, name: str | None, process: int = -1) -> tuple[np.n
         return empty, empty
     text, start, end = np.asarray(nvtx.text), np.asarray(nvtx.start, np.int64), np.asarray(nvtx.end, np.int64)
     ranged = end > start
-    if process >= 0 and "process" in nvtx and (ranged & (np.asarray(nvtx.process) == process)).any():
+    if process >= 0 and "process" in nvtx:
         ranged &= np.asarray(nvtx.process) == process
     ids, names = _names_of(trace, text[ranged])
     named = [fnmatch.fnmatchcase(n, name) for n in names]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +125,8 @@ def assign_ranks(rows: list[dict[str, Any]]) -> int | None:
         raise BadInputError(f"not one job: {said}")
     world = next(iter(sizes), None)
     _check_clocks(rows)
-    if any(r.get("units", 1) > 1 for r in rows):
+    per_file = Counter(r["path"] for r in rows)
+    if any(count > 1 for count in per_file.values()):
         _number_file_by_file(rows)
     else:
         nameless = [r["path"] for r in rows if r.get("said_rank") is None and name_rank(Path(r["path"]).name) is None]

@@ -83,7 +83,7 @@ def _kind(path: Path) -> str:
 def rank_rows(path: str, step: str | None = None) -> list[dict[str, Any]]:
     """The ranks of one file, reduced (runs in a Dask worker): one row per process and GPU with GPU work
     (analysis/rank_steps.py), its times on the job's clock; or one row saying why it could not be read."""
-    from graphscope.analysis.rank_steps import rank_steps, rank_units, step_candidates, unit_label
+    from graphscope.analysis.rank_steps import WHOLE, rank_steps, rank_units, step_candidates, unit_label
     from graphscope.analysis.summary import summarize
     from graphscope.core.process import keep_freed_memory
     from graphscope.ranks.identity import group_of, nsight_facts
@@ -114,7 +114,8 @@ def rank_rows(path: str, step: str | None = None) -> list[dict[str, Any]]:
         names, passing = step_candidates(trace, step)
         rows = []
         for index, unit in enumerate(units):
-            options = {name: rank_steps(trace, name, unit) for name in names}
+            # a file of one rank is read whole (its ranges may come from another of its processes)
+            options = {name: rank_steps(trace, name, unit if len(units) > 1 else WHOLE) for name in names}
             for steps in options.values():
                 for key in ("start", "end", "range_end", "arrive"):
                     steps[key] = [t + offset for t in steps[key]]
@@ -256,10 +257,10 @@ def job_of_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
     problems = [f"{r['path']}: {r['error']}" for r in rows if r.get("error")]
     good = [r for r in rows if not r.get("error")]
+    _, stepless = choose_steps(good)
     world = assign_ranks(good)
-    choose_steps(good)
     result = combine(good, world)
-    result["problems"] = problems + result["problems"]
+    result["problems"] = problems + stepless + result["problems"]
     result.update(_missing(good, world))
     return result
 
@@ -273,23 +274,34 @@ def analyse_serially(items: list[Path], step: str | None = None) -> dict[str, An
     return result
 
 
-def choose_steps(rows: list[dict[str, Any]]) -> str | None:
-    """Cut every rank by the same ranges: of the families every rank holds, the one that passes the step
-    rule in the most files (ties: the one most files chose first); each row gets that family's steps
-    (none where no family qualifies)."""
+def choose_steps(rows: list[dict[str, Any]]) -> tuple[str | None, list[str]]:
+    """Cut every rank by the same ranges: of the families at least half the ranks hold, the one that
+    passes the step rule in the most files (ties: the one most files chose first, then the most held).
+    Each row gets that family's steps; the rows without any of its ranges are taken out (a launcher
+    process that copied a few bytes is no rank), each named in the lines returned. (None, []) when no
+    family qualifies: every row keeps no steps."""
     from collections import Counter
+
+    def holds(r: dict[str, Any], name: str) -> bool:
+        return bool(r["step_options"].get(name, {}).get("start"))
 
     votes = Counter(name for r in rows for name in r["step_votes"])
     firsts = Counter(r["step_votes"][0] for r in rows if r["step_votes"])
-    common = set.intersection(*(set(r["step_options"]) for r in rows)) if rows else set()
-    ranked = sorted((n for n in common if votes[n]), key=lambda n: (-votes[n], -firsts[n], n))
+    held = Counter(name for r in rows for name in r["step_options"] if holds(r, name))
+    ranked = sorted((n for n in votes if 2 * held[n] >= len(rows)), key=lambda n: (-votes[n], -firsts[n], -held[n], n))
     name = ranked[0] if ranked else None
-    for r in rows:
+    left_out = []
+    for r in list(rows):
+        if name is not None and not holds(r, name):
+            where = f" ({r['unit']})" if r.get("unit") else ""
+            left_out.append(f"{r['path']}{where}: no {name!r} ranges: left out")
+            rows.remove(r)
+            continue
         r.pop("step_votes", None)
         steps = r.pop("step_options").get(name) if name else None
         r.update(steps or _NO_STEPS)
         r["step_name"] = name
-    return name
+    return name, left_out
 
 
 _NO_STEPS = {"start": [], "end": [], "range_end": [], "arrive": [], "compute_busy_ns": [], "host_ns": [],

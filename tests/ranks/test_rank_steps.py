@@ -98,6 +98,17 @@ def test_an_export_of_two_processes_is_two_ranks(tmp_path):
     assert job["ranks"][1]["step_gpu_busy"] > job["ranks"][0]["step_gpu_busy"] > 0.5
 
 
+def test_a_process_without_step_ranges_is_no_rank(tmp_path):
+    (path,) = forkjoin_ranks(tmp_path, 1)
+    with sqlite3.connect(path) as db:  # a launcher process that copied a few bytes to the GPU once
+        db.execute("CREATE TEMP TABLE t AS SELECT * FROM CUPTI_ACTIVITY_KIND_MEMCPY LIMIT 1")
+        db.execute(f"UPDATE t SET globalPid = globalPid + {7 << 24}")
+        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY SELECT * FROM t")
+    job = serial_job([tmp_path], "graph_*")
+    assert [(r["rank"], r["unit"]) for r in job["ranks"]] == [(0, "pid 1042, GPU 0")] and len(job["steps"]) == 5
+    assert job["problems"] == [f"{path} (pid {(1042 + 7)}, GPU 0): no 'graph_*' ranges: left out"]
+
+
 def _second_gpu(path: Path) -> None:
     """Give a generated rank a second GPU in the same process: each launch and kernel again, the kernels
     on device 1 and 30 us later (that GPU reaches each all-reduce 30 us after the first)."""
