@@ -6,18 +6,16 @@ the skew of its starts and of its ends across ranks; the straggler, the rank tha
 first collective last (without collectives, the rank whose step ended last: its CPU range or the GPU
 work launched in it), and how late it was against the median of the other ranks (with two ranks: the
 other rank). It is late when that exceeds the larger of a floor (2 us, and 5% of the other ranks'
-median step) and a jitter allowance: z standard deviations of one rank's arrival noise, times the spread of (one rank -
-the reference) per rank's (sqrt 2 with two ranks, where the other rank's noise adds its own; sqrt(1 +
-pi / (2 (n - 1))) for the median of n - 1 others). The noise: each rank's arrival after its step's start,
-less the step's mean over ranks (time every rank shares is no jitter) and less the rank's own median
-over steps (nor is a constant offset: a rank late in every step stays late), as 1.4826 x the median
-absolute deviation of those residuals, corrected for the centring (with fewer than 3 steps: the median
-of the steps' MADs across ranks; none with two ranks). z: the normal quantile that the latest of n plain
-arrivals exceeds in one step in 1,000 (3.3 at 2 ranks, 3.4 at 3, 3.5 at 4, 4.2 at 64), widened as
-Student's t for the estimate's degrees of freedom ((n - 1) x steps residuals, at a MAD's 37%
-efficiency). Measured on generated ranks with no straggler (benchmarks/straggler_rule.py, 14 steps):
-see the README. A MAD of the arrivals themselves cannot serve at two ranks: it is half their gap, so no
-multiple of it flags the later one.
+median step) and a jitter allowance: z standard deviations of one rank's arrival noise, times the
+spread of (one rank - the reference) per rank's (sqrt 2 with two ranks, where the other rank's noise
+adds its own; sqrt(1 + pi / (2 (n - 1))) for the median of n - 1 others). The noise: each rank's
+arrival after its step's start, less what the step's ranks share and less the rank's own median over
+steps, as 1.4826 x the median absolute value of those residuals (`_spread` says how, and what two ranks
+do instead). z: the normal quantile that the latest of n plain arrivals exceeds in one step in 1,000
+(3.3 at 2 ranks, 3.4 at 3, 3.5 at 4, 4.2 at 64), widened as Student's t for the estimate's degrees of
+freedom ((n - 1) x steps residuals, at a MAD's 37% efficiency). Measured on generated ranks
+(benchmarks/straggler_rule.py): see the README. A MAD of the arrivals themselves cannot serve at two
+ranks: it is half their gap, so no multiple of it flags the later one.
 
 What held a late rank: `GPU work` when its GPU was busy (before the collective) longer than the other
 ranks' median by at least half its lateness, else `launch-bound host` (its GPU waited for launches).
@@ -160,21 +158,27 @@ def _reference_factor(count: int) -> float:
 
 
 def _spread(arrive: np.ndarray, start: np.ndarray) -> tuple[float, int]:
-    """(one rank's ordinary jitter as a standard deviation in ns, the samples it was estimated from). With
-    3 steps or more: 1.4826 x the MAD of every rank's arrival after its step's start about that rank's own
-    median, pooled over ranks and steps (step-to-step variation every rank shares counts too); with fewer,
-    across ranks within the steps (the median of the steps' MADs; none with two ranks)."""
+    """(one rank's ordinary jitter as a standard deviation in ns, the independent values it rests on).
+
+    With 3 steps or more, from each rank's arrival after its step's start, less what the step's ranks
+    share (their mean with two ranks; with more, the median of all but the step's latest rank, so that a
+    straggler's lateness moves no other rank's value) and less the rank's own median over steps (a
+    constant offset is no jitter, and a rank late in every step stays late): 1.4826 x the median absolute
+    value of those residuals, scaled up for the centring ((1 - 1/n)(1 - 1/steps) of the variance is
+    left). With two ranks, the residuals are each half the gap, which a rank late in many steps swells:
+    the calmer rank's own spread across steps (what every step shares included) is taken when smaller.
+    With fewer steps: across ranks within the steps (the median of the steps' MADs); none with two."""
     count, steps = arrive.shape
     if steps >= 3 and count >= 2:
         offset = arrive - start
-        # what every rank shares in a step is no jitter (a mean: a median of 3 would leave one residual 0
-        # per step), nor is a rank's constant offset (a median over steps: a straggler's lateness stays out)
-        offset = offset - offset.mean(axis=0)
-        residual = offset - np.median(offset, axis=1, keepdims=True)
-        # centring on n ranks leaves (1 - 1/n) of the variance (two ranks: each is half their gap), on the
-        # steps about (1 - 1/steps)
+        shared = np.median(np.sort(offset, axis=0)[:-1], axis=0) if count >= 3 else offset.mean(axis=0)
+        centred = offset - shared
+        residual = centred - np.median(centred, axis=1, keepdims=True)
         sd = MAD_TO_SD * float(np.median(np.abs(residual))) / math.sqrt((1 - 1 / count) * (1 - 1 / steps))
-        return sd, (count - 1) * steps  # the independent residuals (two ranks' are each other's negatives)
+        if count == 2:
+            own = np.abs(offset - np.median(offset, axis=1, keepdims=True))
+            sd = min(sd, MAD_TO_SD * float(np.median(own, axis=1).min()))
+        return sd, (count - 1) * steps  # two ranks' residuals are each other's negatives: steps values
     if count >= 3:
         others = np.sort(arrive, axis=0)[:-1]
         mad = np.median(np.abs(others - np.median(others, axis=0)), axis=0)
