@@ -45,7 +45,7 @@ def rank_files(items: list[Path], skipped: list[str] | None = None) -> list[Path
                 if what == "file":
                     found.append(entry)
                 else:
-                    skipped.append(f"{entry}: {what}, not a trace file: skipped")
+                    skipped.append(f"{entry}: {'a folder' if what == 'folder' else what}, not a trace file")
             if not found:
                 raise BadInputError(
                     f"{item}: a folder with no traces (.sqlite, .nsys-rep, .json, .json.gz)"
@@ -255,7 +255,7 @@ def job_of_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
     from graphscope.analysis.rank_skew import combine
     from graphscope.ranks.identity import assign_ranks
 
-    problems = [f"{r['path']}: {r['error']}" for r in rows if r.get("error")]
+    problems = [f"{r['path']}: {r['error'].removeprefix(r['path'] + ': ')}" for r in rows if r.get("error")]
     good = [r for r in rows if not r.get("error")]
     _, stepless = choose_steps(good)
     world = assign_ranks(good)
