@@ -159,71 +159,84 @@ def _unit_rows(table: Table, unit: tuple[int, int]) -> np.ndarray:
     return keep
 
 
-def _gpu_work(trace: Trace, unit: tuple[int, int]) -> dict[str, np.ndarray]:
-    """The unit's GPU rows of every kind as flat columns: start, end, call key, communication or not."""
-    columns: dict[str, list[np.ndarray]] = {"start": [], "end": [], "key": [], "comm": []}
+def file_work(trace: Trace) -> dict[str, np.ndarray]:
+    """Every GPU row of the file as flat columns: start, end, process, device, communication or not, and
+    `launched`, the start of the call that launched it (-1 where the trace recorded none). Built once
+    per file: its ranks and candidate step families select from it."""
+    columns: dict[str, list[np.ndarray]] = {k: [] for k in ("start", "end", "process", "device", "key", "comm")}
     for table in _gpu_tables(trace):
-        keep = _unit_rows(table, unit)
-        if not keep.any():
+        count = len(table)
+        if not count:
             continue
-        columns["start"].append(np.asarray(table.start, np.int64)[keep])
-        columns["end"].append(np.asarray(table.end, np.int64)[keep])
-        process = np.asarray(table.process)[keep] if "process" in table else np.zeros(int(keep.sum()), np.int32)
-        correlation = np.asarray(table.correlation)[keep] if "correlation" in table else np.full(len(process), -1)
+        process = np.asarray(table.process, np.int64) if "process" in table else np.zeros(count, np.int64)
+        correlation = np.asarray(table.correlation, np.int64) if "correlation" in table else np.full(count, -1)
+        columns["start"].append(np.asarray(table.start, np.int64))
+        columns["end"].append(np.asarray(table.end, np.int64))
+        columns["process"].append(process)
+        columns["device"].append(np.asarray(table.device, np.int64) if "device" in table else np.full(count, -1))
         columns["key"].append(np.where(correlation >= 0, call_key(process, correlation), -1))
-        comm = np.zeros(int(keep.sum()), dtype=bool)
+        comm = np.zeros(count, dtype=bool)
         if table is trace.kernels:
-            name_ids = np.asarray(table.short_name if "short_name" in table else table.name)[keep]
+            name_ids = np.asarray(table.short_name if "short_name" in table else table.name)
             ids, names = _names_of(trace, name_ids)
             comm = np.isin(name_ids, ids[[is_communication(n) for n in names]]) if len(ids) else comm
         columns["comm"].append(comm)
-    empty = {"start": np.int64, "end": np.int64, "key": np.int64, "comm": bool}
-    return {k: np.concatenate(v) if v else np.zeros(0, dtype=empty[k]) for k, v in columns.items()}
-
-
-def _launched_end(
-    trace: Trace, unit: tuple[int, int], work: dict[str, np.ndarray], starts: np.ndarray, ends: np.ndarray
-) -> np.ndarray:
-    """Per step: the latest end of the GPU work whose launching call started inside the step's range."""
-    result = ends.copy()
+    work = {k: np.concatenate(v) if v else np.zeros(0, dtype=bool if k == "comm" else np.int64)
+            for k, v in columns.items()}  # fmt: skip
+    work["launched"] = np.full(len(work["start"]), -1, dtype=np.int64)
     api = trace.api
-    keep = _unit_rows(api, (unit[0], -1))
-    if not len(starts) or not keep.any() or not len(work["key"]):
+    if len(api) and "correlation" in api and len(work["key"]):
+        process = np.asarray(api.process) if "process" in api else np.zeros(len(api), np.int32)
+        keys = call_key(process, np.asarray(api.correlation))
+        order = np.argsort(keys, kind="stable")
+        keys, call_start = keys[order], np.asarray(api.start, np.int64)[order]
+        at = np.minimum(np.searchsorted(keys, work["key"]), len(keys) - 1)
+        found = (keys[at] == work["key"]) & (work["key"] >= 0)
+        work["launched"][found] = call_start[at[found]]
+    return work
+
+
+def _launched_end(launched: np.ndarray, end: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per step: the later of its range's end and the latest end of the GPU work whose launching call
+    started inside the range."""
+    result = ends.copy()
+    if not len(starts) or not len(launched):
         return result
-    call_start = np.asarray(api.start, np.int64)[keep]
-    process = np.asarray(api.process)[keep] if "process" in api else np.zeros(len(call_start), np.int32)
-    keys = call_key(process, np.asarray(api.correlation)[keep])
-    order = np.argsort(keys, kind="stable")
-    keys, call_start = keys[order], call_start[order]
-    at = np.minimum(np.searchsorted(keys, work["key"]), len(keys) - 1)
-    found = (keys[at] == work["key"]) & (work["key"] >= 0)
-    launched = call_start[at[found]]
     step = np.searchsorted(starts, launched, side="right") - 1  # the latest step started before the call
-    inside = (step >= 0) & (launched < ends[np.maximum(step, 0)])
-    np.maximum.at(result, step[inside], work["end"][found][inside])
+    inside = (launched >= 0) & (step >= 0) & (launched < ends[np.maximum(step, 0)])
+    np.maximum.at(result, step[inside], end[inside])
     return result
 
 
-def rank_steps(trace: Trace, name: str | None, unit: tuple[int, int] = WHOLE) -> dict[str, Any]:
-    """The unit's steps (the ranges `name`, a glob; step_name chooses it) and their parts (see the module
-    docstring), as lists of integers (ns)."""
+def rank_steps(
+    trace: Trace, name: str | None, unit: tuple[int, int] = WHOLE, work: dict[str, np.ndarray] | None = None
+) -> dict[str, Any]:
+    """The unit's steps (the ranges `name`, a glob; step_candidates offers them) and their parts (see the
+    module docstring), as lists of integers (ns). `work`: file_work(trace), built when not given."""
     starts, range_ends = step_ranges(trace, name, unit[0])
-    work = _gpu_work(trace, unit)
-    ends = _launched_end(trace, unit, work, starts, range_ends)
-    comm = work["comm"]
-    comm_starts = np.sort(work["start"][comm])  # a step's arrival: the first communication kernel it starts
+    work = file_work(trace) if work is None else work
+    mine = np.ones(len(work["start"]), dtype=bool)
+    if unit[0] >= 0:
+        mine &= work["process"] == unit[0]
+    if unit[1] >= 0:
+        mine &= work["device"] == unit[1]
+    w_start, w_end, comm = work["start"][mine], work["end"][mine], work["comm"][mine]
+    ends = _launched_end(work["launched"][mine], w_end, starts, range_ends)
+    comm_starts = np.sort(w_start[comm])  # a step's arrival: the first communication kernel it starts
     arrive = ends.copy()
     if len(comm_starts) and len(starts):
         after = comm_starts[np.minimum(np.searchsorted(comm_starts, starts), len(comm_starts) - 1)]
         arrive = np.where((after >= starts) & (after < ends), after, ends)
-    compute_busy = union_busy(work["start"][~comm], work["end"][~comm], starts, arrive)
-    comm_ns = union_busy(work["start"][comm], work["end"][comm], starts, ends)
-    gpu_busy = union_busy(work["start"], work["end"], starts, ends)
+    compute_busy = union_busy(w_start[~comm], w_end[~comm], starts, arrive)
+    comm_ns = union_busy(w_start[comm], w_end[comm], starts, ends)
+    gpu_busy = union_busy(w_start, w_end, starts, ends)
     api = trace.api
     keep = _unit_rows(api, (unit[0], -1))
     a_start, a_end = np.asarray(api.start, np.int64)[keep], np.asarray(api.end, np.int64)[keep]
-    a_order = np.argsort(a_start, kind="stable")
-    host_ns = _clipped_sum(a_start[a_order], a_end[a_order], starts, arrive)
+    if len(a_start) > 1 and bool((np.diff(a_start) < 0).any()):  # tables come sorted by start; if not, sort
+        a_order = np.argsort(a_start, kind="stable")
+        a_start, a_end = a_start[a_order], a_end[a_order]
+    host_ns = _clipped_sum(a_start, a_end, starts, arrive)
     return {
         "step_name": name,
         "start": starts.tolist(),

@@ -83,7 +83,7 @@ def _kind(path: Path) -> str:
 def rank_rows(path: str, step: str | None = None) -> list[dict[str, Any]]:
     """The ranks of one file, reduced (runs in a Dask worker): one row per process and GPU with GPU work
     (analysis/rank_steps.py), its times on the job's clock; or one row saying why it could not be read."""
-    from graphscope.analysis.rank_steps import WHOLE, rank_steps, rank_units, step_candidates, unit_label
+    from graphscope.analysis.rank_steps import WHOLE, file_work, rank_steps, rank_units, step_candidates, unit_label
     from graphscope.analysis.summary import summarize
     from graphscope.core.process import keep_freed_memory
     from graphscope.ranks.identity import group_of, nsight_facts
@@ -112,10 +112,11 @@ def rank_rows(path: str, step: str | None = None) -> list[dict[str, Any]]:
             "graph_launches": summary["graphs"]["launches"],
         }
         names, passing = step_candidates(trace, step)
+        work = file_work(trace)
         rows = []
         for index, unit in enumerate(units):
             # a file of one rank is read whole (its ranges may come from another of its processes)
-            options = {name: rank_steps(trace, name, unit if len(units) > 1 else WHOLE) for name in names}
+            options = {name: rank_steps(trace, name, unit if len(units) > 1 else WHOLE, work) for name in names}
             for steps in options.values():
                 for key in ("start", "end", "range_end", "arrive"):
                     steps[key] = [t + offset for t in steps[key]]
