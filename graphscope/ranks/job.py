@@ -139,8 +139,13 @@ def rank_rows(path: str, step: str | None = None) -> list[dict[str, Any]]:
 @contextlib.contextmanager
 def quiet_dask() -> Iterator[None]:
     """Dask's loggers silenced for the job (a killed worker, a closing cluster and an interrupt each log
-    several lines of their own), restored after."""
-    loggers = [logging.getLogger(name) for name in _DASK_LOGGERS]
+    several lines of their own), restored after. Every one of them: distributed gives some sub-loggers
+    levels of their own (`distributed.client` warns "Couldn't gather 1 keys" after a worker died)."""
+    with contextlib.suppress(ImportError):
+        import distributed  # noqa: F401 (its import configures its loggers, some with levels of their own)
+
+    names = [n for n in list(logging.root.manager.loggerDict) if n.split(".")[0] in _DASK_LOGGERS]
+    loggers = [logging.getLogger(name) for name in {*_DASK_LOGGERS, *names}]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
         lg.setLevel(logging.CRITICAL + 1)
@@ -208,17 +213,15 @@ def _gather(client: Any, paths: list[str], step: str | None, reader: Callable) -
     path_of = {f.key: p for f, p in zip(futures, paths)}
     rows: list[dict[str, Any]] = []
     for future in as_completed(futures):
-        if future.status == "finished":
+        try:  # (a finished result held by a worker that died since is computed again: result() waits for it)
             rows += future.result()
-            continue
-        exc = future.exception()
-        name = type(exc).__name__
-        why = (
-            f"its worker died reading it ({RETRIES + 1} times: killed, out of memory or crashed)"
-            if name == "KilledWorker"
-            else f"{name}: {exc}".splitlines()[0]
-        )
-        rows.append({"path": path_of[future.key], "error": why})
+        except Exception as exc:  # the task's own failure, reported for its file
+            why = (
+                f"its worker died reading it ({RETRIES + 1} times: killed, out of memory or crashed)"
+                if type(exc).__name__ == "KilledWorker"
+                else f"{type(exc).__name__}: {exc}".splitlines()[0]
+            )
+            rows.append({"path": path_of[future.key], "error": why})
     return rows
 
 

@@ -4,6 +4,7 @@ the finished ranks are kept, a quiet Ctrl-C, and entries of a folder that are no
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -59,7 +60,7 @@ def test_a_damaged_rank_is_left_out_and_the_others_analysed(tmp_path):
     assert result["missing_ranks"] == [3] and result["missing_count"] == 1
 
 
-def test_a_rank_whose_reading_kills_its_worker_is_named_and_the_finished_ranks_kept(tmp_path):
+def test_a_rank_whose_reading_kills_its_worker_is_named_and_the_finished_ranks_kept(tmp_path, capfd):
     from tests.ranks.helpers import dying_reader
 
     folder = tmp_path / "ranks"
@@ -67,7 +68,9 @@ def test_a_rank_whose_reading_kills_its_worker_is_named_and_the_finished_ranks_k
     os.mkfifo(folder / "pipe.json")  # never opened: reading a FIFO would wait forever
     (folder / "folder.json").mkdir()
     (folder / "loop.sqlite").symlink_to(folder / "loop.sqlite")
+    capfd.readouterr()
     result = analyse_job([folder], workers=2, reader=dying_reader)
+    assert capfd.readouterr().err == ""  # no KilledWorker traceback, no Dask log lines
     assert [r["rank"] for r in result["ranks"]] == [0, 1, 2] and result["missing_ranks"] == [3]
     assert result["problems"] == [f"{folder / 'rank3.pt.trace.json'}: its worker died reading it (2 times: "
                                   "killed, out of memory or crashed)"]  # fmt: skip
@@ -102,10 +105,22 @@ def test_ctrl_c_on_a_rank_job_says_interrupted_in_one_line(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env=env, start_new_session=True)  # fmt: skip
-    time.sleep(8)  # the cluster started, the worker asleep in the reader
+    deadline = time.monotonic() + 90
+    while not _children(child.pid) and time.monotonic() < deadline:  # until the cluster's worker exists
+        time.sleep(0.5)
+    time.sleep(3)  # the worker asleep in the reader
     os.killpg(child.pid, signal.SIGINT)  # as a terminal's Ctrl-C does: the whole process group
     out, err = child.communicate(timeout=60)
     assert (child.returncode, out, err) == (130, "", "graphscope: interrupted\n")
+
+
+def _children(pid: int) -> list[str]:
+    """The process's child processes (Linux: every thread's children file)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            found += (task / "children").read_text().split()
+    return found
 
 
 def test_a_folder_of_ranks_reports_its_stragglers_in_every_format(rank_set, tmp_path):
