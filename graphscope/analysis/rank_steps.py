@@ -43,14 +43,14 @@ def _gpu_tables(trace: Trace) -> list[Table]:
 def rank_units(trace: Trace) -> list[tuple[int, int]]:
     """The (process index, device) pairs that ran GPU work, in process id then device order; [WHOLE]
     for a file without GPU work."""
-    keys = [
-        call_key(np.asarray(t.process), np.asarray(t.device, np.int64))
+    pairs_of = [
+        np.unique(np.stack([np.asarray(t.process, np.int64), np.asarray(t.device, np.int64)], axis=1), axis=0)
         for t in _gpu_tables(trace)
         if len(t) and "process" in t and "device" in t
     ]
-    if not keys:
+    if not pairs_of:
         return [WHOLE]
-    pairs = [(int(k) >> 32, int(np.int32(k & 0xFFFFFFFF))) for k in np.unique(np.concatenate(keys)).tolist()]
+    pairs = [(int(p), int(d)) for p, d in np.unique(np.concatenate(pairs_of), axis=0).tolist()]
     pids = np.asarray(trace.processes.pid) if len(trace.processes) else np.empty(0, np.int64)
 
     def pid(process: int) -> int:

@@ -101,7 +101,8 @@ def _natural(name: str) -> list[Any]:
 
 
 def assign_ranks(rows: list[dict[str, Any]]) -> int | None:
-    """Number the rows' ranks in place (`rank`) and return the job's world size; files that cannot be one
+    """Number the rows' ranks in place (`rank`) and return the job's world size (None where none is stated
+    or where files hold several ranks, numbered file by file); files that cannot be one
     job are refused with one line naming them (BadInputError): different world sizes or process groups,
     a file without a rank, two files of one rank, a rank outside the world, or events far apart in time."""
     from graphscope.core.errors import BadInputError
@@ -128,6 +129,7 @@ def assign_ranks(rows: list[dict[str, Any]]) -> int | None:
     per_file = Counter(r["path"] for r in rows)
     if any(count > 1 for count in per_file.values()):
         _number_file_by_file(rows)
+        return None  # a stated world size counts processes, these ranks are processes' GPUs: no missing ranks
     else:
         nameless = [r["path"] for r in rows if r.get("said_rank") is None and name_rank(Path(r["path"]).name) is None]
         if nameless:
