@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.analysis.step_ranges import families, is_op_range, step_family
+from graphscope.analysis.step_ranges import chosen, families, is_op_range
 from graphscope.core.errors import BadInputError
 from graphscope.core.events import GPU_WORK, call_key, is_communication
 from graphscope.core.table import Table
@@ -79,8 +79,9 @@ def step_candidates(trace: Trace, asked: str | None = None) -> tuple[list[str], 
     long), and every rank must be cut by the same ranges."""
     if asked is not None:
         return [asked], [asked]
-    ranked = families(trace)[:CANDIDATES]
-    first = step_family(trace)  # (ranks the families again: step_ranges.py keeps its choice to itself)
+    ranked = families(trace)
+    first = chosen(ranked)
+    ranked = ranked[:CANDIDATES]
     passing = [first.pattern] if first is not None else []
     passing += [f.pattern for f in ranked if f.is_step and f.pattern not in passing]
     return [f.pattern for f in ranked], passing

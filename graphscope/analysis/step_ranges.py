@@ -43,7 +43,7 @@ _OP_RANGE = re.compile(
     r"aten::|prim::|c10d::|_c10d_functional::|autograd::|torch::autograd::|op_id\s*=|,\s*seq\s*=\s*\d"
     r"|^(?:cublas|cublasLt|cudnn|nccl|rccl|cufft|curand|cusparse|cusolver|hipblas|hipblasLt|rocblas|miopen)"
     r"(?:[A-Z_:]|$)"
-    r"|^[A-Za-z0-9_]*Backward\d*$"
+    r"|^[A-Za-z0-9_]+Backward\d*$"
     r"|(?:\.py|>)\(\d+\): |^<built-in (?:method|function) |^nn\.Module: |^record_param_comms$"
     r"|^\{'(?:traceMarker|mod|op)'"
 )
@@ -165,7 +165,12 @@ def families(trace: Trace, work: Table | None = None) -> list[StepFamily]:
 def step_family(trace: Trace, work: Table | None = None) -> StepFamily | None:
     """The trace's steps (the rule in the module docstring), or None when no family of ranges qualifies.
     graphscope's measured repetitions are its steps whenever the trace holds them."""
-    ranked = families(trace, work)
-    if ranked and ranked[0].pattern == MEASURED_PATTERN:
+    return chosen(families(trace, work))
+
+
+def chosen(ranked: list[StepFamily]) -> StepFamily | None:
+    """The step family among `families(...)`'s answer (its first, when it is graphscope's measured
+    repetitions or passes the step rule), else None."""
+    if ranked and (ranked[0].pattern == MEASURED_PATTERN or ranked[0].is_step):
         return ranked[0]
-    return ranked[0] if ranked and ranked[0].is_step else None
+    return None
