@@ -58,7 +58,10 @@ def rank_files(items: list[Path], skipped: list[str] | None = None) -> list[Path
             raise BadInputError(f"{item}: no such file or folder")
         else:
             raise BadInputError(f"{item}: {kind}, not a trace file")
-    return files
+    unique: dict[Path, Path] = {}
+    for file in files:  # a file named twice (or as itself and within its folder) is read once
+        unique.setdefault(file.resolve(), file)
+    return list(unique.values())
 
 
 def _kind(path: Path) -> str:

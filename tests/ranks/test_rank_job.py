@@ -140,3 +140,6 @@ def test_files_named_on_the_command_line_must_be_files(tmp_path):
     with pytest.raises(Exception, match="a FIFO, not a trace file"):
         rank_files([tmp_path / "rank0.json"])
     assert rank_files([]) == []
+    write_rank_set(tmp_path / "set", world=2, steps=1)
+    twice = rank_files([tmp_path / "set", tmp_path / "set" / "rank1.pt.trace.json", tmp_path / "set"])
+    assert [p.name for p in twice] == ["rank0.pt.trace.json", "rank1.pt.trace.json"]
