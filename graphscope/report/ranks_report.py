@@ -77,7 +77,7 @@ def ranks_report(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     rank_rows = [rank_cells(r) for r in ranks]
     late = sorted((s for s in steps if s["held_by"] not in ("on time",)), key=lambda s: -s["late_ns"])[:50]
     late_rows = [
-        (str(s["step"]), str(s["straggler"]), format_ns(s["late_ns"]), s["held_by"],
+        (str(s["step"]), str(s["straggler"]), format_ns(s["late_ns"]), format_ns(s.get("threshold_ns")), s["held_by"],
          f"{s['straggler_gpu_busy']:.0%}", format_ns(s["start_skew_ns"]), format_ns(s["end_skew_ns"]))
         for s in late
     ]  # fmt: skip
@@ -96,7 +96,8 @@ def ranks_report(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
         "tables": [
             {
                 "title": "Late steps (the latest 50)",
-                "columns": ["step", "straggler", "late by", "held by", "its GPU busy", "start skew", "end skew"],
+                "columns": ["step", "straggler", "late by", "allowed", "held by", "its GPU busy", "start skew",
+                            "end skew"],
                 "rows": late_rows,
                 "chart": "lateness",
             },

@@ -40,10 +40,12 @@ def render_ranks(job: dict[str, Any]) -> str:
         lines.append(f"  {r['rank']:>5} {step:>12} {busy:>9} {r['straggler_steps']:>10}  {verdict}{where}")
     late = [s for s in steps if s["held_by"] in ("GPU work", "launch-bound host", "communication")]
     if late:
-        lines += ["", f"  {'step':>5} {'straggler':>9} {'late by':>10} {'held by':<18} {'its GPU busy':>12}"]
+        head = f"  {'step':>5} {'straggler':>9} {'late by':>10} {'allowed':>10} {'held by':<18} {'its GPU busy':>12}"
+        lines += ["", head]
         for s in sorted(late, key=lambda s: -s["late_ns"])[:20]:
+            allowed = format_ns(s["threshold_ns"]) if "threshold_ns" in s else "-"
             lines.append(
-                f"  {s['step']:>5} {s['straggler']:>9} {format_ns(s['late_ns']):>10} {s['held_by']:<18} "
+                f"  {s['step']:>5} {s['straggler']:>9} {format_ns(s['late_ns']):>10} {allowed:>10} {s['held_by']:<18} "
                 f"{s['straggler_gpu_busy']:>12.0%}"
             )
     return "\n".join(lines)
