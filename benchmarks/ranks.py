@@ -3,7 +3,7 @@
 Rank sets are generated with tests/synthetic_ranks.py (PyTorch-profiler JSON as torch.profiler writes
 it, a planted straggler): N ranks of about E events each. The local cluster has one single-threaded
 worker process per core; the serial loop reads the same ranks one after another in one process (the
-same per-rank work, rank_row). Reported: wall time of each (start-up included), peak resident memory
+same per-rank work, rank_rows). Reported: wall time of each (start-up included), peak resident memory
 per process (each worker's, the loop's), and the speed-up with the cores this machine has.
 
     python benchmarks/ranks.py [--sets 8x250000,64x50000,256x10000]
@@ -32,11 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SERIAL = """
 import json, resource, sys, time
 from pathlib import Path
-from graphscope.analysis.rank_skew import combine
-from graphscope.ranks.job import rank_files, rank_row
+from graphscope.ranks.job import analyse_serially
 t0 = time.perf_counter()
-rows = [rank_row(str(p)) for p in rank_files([Path(sys.argv[1])])]
-job = combine(rows)
+job = analyse_serially([Path(sys.argv[1])])
 print(json.dumps({"seconds": time.perf_counter() - t0, "verdict": job["verdict"],
                   "peak_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}))
 """
@@ -50,9 +48,9 @@ real = job_module.client_for
 def spying(scheduler, workers):
     client = real(scheduler, workers)
     original = client.close
-    def close():
+    def close(*args, **kwargs):
         peaks.extend(client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20).values())
-        original()
+        original(*args, **kwargs)
     client.close = close
     return client
 job_module.client_for = spying

@@ -1,141 +1,192 @@
 """Across the ranks of one job: each step's skew, its straggler, and what the straggler waited on.
 
-Input: one `rank_row` per rank file (ranks/job.py gathers them from Dask workers), each with its steps
-(analysis/rank_steps.py) or the error that kept it out. Step k of every rank is the k-th step range.
-Per step: the skew of its starts and of its ends across ranks; the straggler, the rank that reached
-the step's first collective last (without collectives, the rank that ended last), and how late it was
-against the median rank; and what held it: its GPU was busy with its own kernels for most of the time
-before the collective (`GPU work`), or it was not (`launch-bound host`: the GPU waited for launches).
-A step in which no rank is later than the larger of 2 us, 5% of the median step and four median absolute
-deviations of the arrivals (the ranks' ordinary jitter) is `on time`; one whose median rank spends most of
-the step in communication kernels is `communication`.
+Input: one row per rank (ranks/job.py gathers them from Dask workers, ranks/identity.py numbers them),
+each with its steps (analysis/rank_steps.py). Step k of every rank is the k-th step range. Per step:
+the skew of its starts and of its ends across ranks; the straggler, the rank that reached the step's
+first collective last (without collectives, the rank whose step ended last: its CPU range or the GPU
+work launched in it), and how late it was against the median of the other ranks (with two ranks: the
+other rank). It is late when that exceeds the larger of a floor (2 us, and 5% of the other ranks'
+median step) and a jitter allowance: z standard deviations of one rank's arrival noise, times the
+spread of (one rank - the reference) per rank's (sqrt 2 with two ranks, where the other rank's noise
+adds its own; sqrt(1 + pi / (2 (n - 1))) for the median of n - 1 others). The noise: each rank's
+arrival after its step's start, less what the step's ranks share and less the rank's own median over
+steps, as 1.4826 x the median absolute value of those residuals (`_spread` says how, and what two ranks
+do instead). z: the normal quantile that the latest of n plain arrivals exceeds in one step in 1,000
+(3.3 at 2 ranks, 3.4 at 3, 3.5 at 4, 4.2 at 64), widened as Student's t for the estimate's degrees of
+freedom ((n - 1) x steps residuals, at a MAD's 37% efficiency). Measured on generated ranks
+(benchmarks/straggler_rule.py): see the README. A MAD of the arrivals themselves cannot serve at two
+ranks: it is half their gap, so no multiple of it flags the later one.
+
+What held a late rank: `GPU work` when its GPU was busy (before the collective) longer than the other
+ranks' median by at least half its lateness, else `launch-bound host` (its GPU waited for launches).
+A step with no late rank is `on time`, or `communication` when its median rank spends half the step
+or more in communication kernels.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from statistics import median
+from statistics import NormalDist, median
 from typing import Any
 
 import numpy as np
 
+from graphscope.core.units import format_ns
+
 STRAGGLER_MIN_NS = 2_000
 STRAGGLER_MIN_SHARE = 0.05  # of the median step: a rank later than this (and than the jitter) is a straggler
-JITTER_MADS = 4  # and later than this many median absolute deviations of the ranks' arrivals
-GPU_BOUND_SHARE = 0.6  # the straggler's GPU busy this share of its time before the collective: GPU work
+FALSE_ALARM = 0.001  # the share of steps of plain jitter in which the latest rank may still be called late
+MAD_TO_SD = 1.4826  # a normal distribution's standard deviation per median absolute deviation
+GPU_SHARE_OF_LATENESS = 0.5  # extra GPU time (over the others' median) that explains a lateness: GPU work
 
 
-def _job(row: dict[str, Any]) -> tuple:
-    job = row.get("job") or {}
-    return (job.get("world_size"), job.get("pg_config") or job.get("backend"))
+MAD_EFFICIENCY = 0.37  # a MAD's variance as an estimate of the sd is that of an sd from 0.37x as many samples
 
 
-def combine(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The job's cross-rank view (see the module docstring) from per-rank rows."""
-    problems = [f"{r['path']}: {r['error']}" for r in rows if r.get("error")]
-    good = [r for r in rows if not r.get("error")]
-    jobs = Counter(_job(r) for r in good)
-    if len(jobs) > 1:
-        main = jobs.most_common(1)[0][0]
-        for r in good:
-            if _job(r) != main:
-                problems.append(
-                    f"{r['path']}: another job's rank (world size {_job(r)[0]}, group {_job(r)[1]}; the others: "
-                    f"world size {main[0]}, group {main[1]}): left out"
-                )
-        good = [r for r in good if _job(r) == main]
-    seen: dict[int, str] = {}
-    for r in list(good):
-        if r["rank"] is None or r["rank"] in seen:
-            why = (
-                "no rank in the file or its name"
-                if r["rank"] is None
-                else f"rank {r['rank']} again ({seen[r['rank']]})"
-            )
-            problems.append(f"{r['path']}: {why}: left out")
-            good.remove(r)
-        else:
-            seen[r["rank"]] = r["path"]
-    good.sort(key=lambda r: r["rank"])
-    world = (good[0].get("job") or {}).get("world_size") if good else None
-    missing = sorted(set(range(int(world))) - set(seen)) if world and str(world).isdigit() else []
+def jitter_z(ranks: int, samples: int | None = None) -> float:
+    """The standard deviations of jitter the latest of `ranks` arrivals exceeds in one step in 1/FALSE_ALARM;
+    with the deviation estimated from `samples` values, Student's t for the MAD's effective degrees of
+    freedom (Cornish-Fisher expansion of the normal quantile), so a low estimate does not raise alarms."""
+    z = NormalDist().inv_cdf(1 - FALSE_ALARM / max(ranks, 1))
+    if not samples:
+        return z
+    df = max(MAD_EFFICIENCY * samples, 1.0)
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def combine(rows: list[dict[str, Any]], world: int | None = None) -> dict[str, Any]:
+    """The job's cross-rank view (see the module docstring) from numbered per-rank rows."""
+    good = sorted(rows, key=lambda r: r["rank"])
+    problems: list[str] = []
     steps = min((len(r["start"]) for r in good), default=0)
     if good and any(len(r["start"]) != steps for r in good):
         problems.append(f"ranks hold {min(len(r['start']) for r in good)}-{max(len(r['start']) for r in good)} "
                         f"steps: the first {steps} of each are compared")  # fmt: skip
-    step_rows = _steps(good, steps) if good and steps else []
+    step_rows, late, busy = _steps(good, steps) if good and steps else ([], [], [])
     stragglers = Counter(s["straggler"] for s in step_rows if s["held_by"] not in ("on time", "communication"))
-    ranks = [
-        {
+    ranks = []
+    for r in good:
+        durations = np.subtract(r["end"][:steps], r["start"][:steps])
+        ranks.append({
             "rank": r["rank"],
             "path": r["path"],
+            "unit": r.get("unit"),
             "events": r.get("events"),
             "verdict": r.get("verdict"),
             "launch_bound": r.get("launch_bound"),
             "gpu_utilization": r.get("gpu_utilization"),
+            "step_gpu_busy": float(np.sum(r["gpu_busy_ns"][:steps]) / max(int(durations.sum()), 1)) if steps else None,
             "graph_launches": r.get("graph_launches"),
-            "median_step_ns": float(median(np.subtract(r["end"][:steps], r["start"][:steps]))) if steps else None,
+            "median_step_ns": float(median(durations)) if steps else None,
             "straggler_steps": stragglers.get(r["rank"], 0),
-        }
-        for r in good
-    ]
+        })  # fmt: skip
     return {
         "ranks": ranks,
         "steps": step_rows,
-        "late_ns": _lateness(good, steps),
+        "late_ns": late,
+        "gpu_busy": busy,
         "step_name": good[0]["step_name"] if good else None,
         "world_size": world,
-        "missing_ranks": missing,
         "problems": problems,
-        "verdict": _verdict(ranks, step_rows, stragglers),
+        "verdict": _verdict(ranks, step_rows, stragglers, any(r.get("communication_kernels") for r in good)),
     }
 
 
-def _lateness(good: list[dict[str, Any]], steps: int) -> list[list[int]]:
-    """Per rank (rows, in rank order) and step: its arrival at the collective after the median rank's (ns)."""
-    if not good or not steps:
-        return []
-    arrive = np.array([r["arrive"][:steps] for r in good], dtype=np.int64)
-    return (arrive - np.median(arrive, axis=0)).astype(np.int64).tolist()
+def _steps(good: list[dict[str, Any]], steps: int) -> tuple[list[dict[str, Any]], list[list[int]], list[list[float]]]:
+    """(a row per step, each rank's lateness at each step, each rank's GPU busy share at each step)."""
 
-
-def _steps(good: list[dict[str, Any]], steps: int) -> list[dict[str, Any]]:
     def matrix(key: str) -> np.ndarray:
         return np.array([r[key][:steps] for r in good], dtype=np.int64)
 
     start, end, arrive = matrix("start"), matrix("end"), matrix("arrive")
-    busy, comm = matrix("compute_busy_ns"), matrix("comm_ns")
+    base = int(start.min())  # wall-clock times near 1.8e18 ns lose 256 ns in float64: medians of offsets
+    start, end, arrive = start - base, end - base, arrive - base
+    busy, comm, gpu = matrix("compute_busy_ns"), matrix("comm_ns"), matrix("gpu_busy_ns")
+    count = len(good)
     ranks = [r["rank"] for r in good]
+    who = np.argmax(arrive, axis=0)
+    cols = np.arange(steps)
+    if count >= 3:
+        reference = np.median(np.sort(arrive, axis=0)[:-1], axis=0)  # the median of all but the latest
+        late_matrix = arrive - np.median(arrive, axis=0)
+    else:
+        reference = arrive.min(axis=0) if count == 2 else arrive[0]
+        late_matrix = arrive - reference
+    spread, samples = _spread(arrive, start)
+    jitter = jitter_z(count, samples) * _reference_factor(count) * spread
+    lateness = arrive[who, cols] - reference
+    durations = end - start
+    # the floor is a share of the other ranks' median step: a late rank's own step is as long as its lateness
+    others = np.delete(durations.T.ravel(), cols * count + who).reshape(steps, count - 1) if count >= 2 else None
+    duration = np.median(others, axis=1) if others is not None else durations[0].astype(np.float64)
+    threshold = np.maximum(np.maximum(STRAGGLER_MIN_NS, STRAGGLER_MIN_SHARE * duration), jitter)
     rows = []
     for k in range(steps):
-        late = arrive[:, k]
-        who = int(np.argmax(late))
-        lateness = int(late[who] - np.median(late))
-        duration = float(np.median(end[:, k] - start[:, k]))
-        window = max(int(arrive[who, k] - start[who, k]), 1)
-        gpu_share = float(busy[who, k]) / window
-        jitter = JITTER_MADS * float(np.median(np.abs(late - np.median(late))))
-        if lateness <= max(STRAGGLER_MIN_NS, STRAGGLER_MIN_SHARE * duration, jitter):
-            held = "communication" if float(np.median(comm[:, k])) >= 0.5 * duration else "on time"
+        w = int(who[k])
+        rest = np.delete(busy[:, k], w)
+        extra_gpu = float(busy[w, k] - (np.median(rest) if len(rest) else 0))
+        window = max(int(arrive[w, k] - start[w, k]), 1)
+        median_comm = float(np.median(comm[:, k]))
+        if lateness[k] <= threshold[k]:
+            held = "communication" if median_comm >= 0.5 * duration[k] else "on time"
         else:
-            held = "GPU work" if gpu_share >= GPU_BOUND_SHARE else "launch-bound host"
+            held = "GPU work" if extra_gpu >= GPU_SHARE_OF_LATENESS * lateness[k] else "launch-bound host"
         rows.append(
             {
                 "step": k,
                 "start_skew_ns": int(start[:, k].max() - start[:, k].min()),
                 "end_skew_ns": int(end[:, k].max() - end[:, k].min()),
-                "median_step_ns": duration,
-                "straggler": ranks[who],
-                "late_ns": lateness,
+                "median_step_ns": float(duration[k]),
+                "straggler": ranks[w],
+                "late_ns": int(lateness[k]),
+                "threshold_ns": int(threshold[k]),
                 "held_by": held,
-                "straggler_gpu_busy": gpu_share,
-                "median_comm_ns": float(np.median(comm[:, k])),
+                "straggler_gpu_busy": float(busy[w, k]) / window,
+                "straggler_extra_gpu_ns": int(extra_gpu),
+                "median_comm_ns": median_comm,
             }
         )
-    return rows
+    share = np.round(gpu / np.maximum(end - start, 1), 4)
+    return rows, late_matrix.astype(np.int64).tolist(), share.tolist()
 
 
-def _verdict(ranks: list[dict[str, Any]], steps: list[dict[str, Any]], stragglers: Counter) -> str:
+def _reference_factor(count: int) -> float:
+    """The standard deviation of (one rank - the reference) per rank's: the other rank's noise adds its
+    own with two ranks; the median of n - 1 others has variance pi / (2 (n - 1)) of one rank's."""
+    return math.sqrt(2) if count <= 2 else math.sqrt(1 + math.pi / (2 * (count - 1)))
+
+
+def _spread(arrive: np.ndarray, start: np.ndarray) -> tuple[float, int]:
+    """(one rank's ordinary jitter as a standard deviation in ns, the independent values it rests on).
+
+    With 3 steps or more, from each rank's arrival after its step's start, less what the step's ranks
+    share (their mean with two ranks; with more, the median of all but the step's latest rank, so that a
+    straggler's lateness moves no other rank's value) and less the rank's own median over steps (a
+    constant offset is no jitter, and a rank late in every step stays late): 1.4826 x the median absolute
+    value of those residuals, scaled up for the centring ((1 - 1/n)(1 - 1/steps) of the variance is
+    left). With two ranks, the residuals are each half the gap, which a rank late in many steps swells:
+    the calmer rank's own spread across steps (what every step shares included) is taken when smaller.
+    With fewer steps: across ranks within the steps (the median of the steps' MADs); none with two."""
+    count, steps = arrive.shape
+    if steps >= 3 and count >= 2:
+        offset = arrive - start
+        shared = np.median(np.sort(offset, axis=0)[:-1], axis=0) if count >= 3 else offset.mean(axis=0)
+        centred = offset - shared
+        residual = centred - np.median(centred, axis=1, keepdims=True)
+        sd = MAD_TO_SD * float(np.median(np.abs(residual))) / math.sqrt((1 - 1 / count) * (1 - 1 / steps))
+        if count == 2:
+            own = np.abs(offset - np.median(offset, axis=1, keepdims=True))
+            sd = min(sd, MAD_TO_SD * float(np.median(own, axis=1).min()))
+        return sd, (count - 1) * steps  # two ranks' residuals are each other's negatives: steps values
+    if count >= 3:
+        others = np.sort(arrive, axis=0)[:-1]
+        mad = np.median(np.abs(others - np.median(others, axis=0)), axis=0)
+        return MAD_TO_SD * float(np.median(mad)), others.size
+    return 0.0, 0
+
+
+def _verdict(ranks: list[dict[str, Any]], steps: list[dict[str, Any]], stragglers: Counter, collectives: bool) -> str:
     if not ranks:
         return "no rank could be analysed"
     if not steps:
@@ -147,8 +198,9 @@ def _verdict(ranks: list[dict[str, Any]], steps: list[dict[str, Any]], straggler
     causes = Counter(s["held_by"] for s in late if s["straggler"] == rank)
     cause, _ = causes.most_common(1)[0]
     worst = max(late, key=lambda s: s["late_ns"])
+    latest = "the latest arrival at a collective" if collectives else "the latest end of a step"
     return (
-        f"rank {rank} holds the job back in {count} of {len(steps)} steps (mostly {cause}); the latest arrival at "
-        f"a collective: rank {worst['straggler']} in step {worst['step']}, {worst['late_ns'] / 1e3:,.1f} us after "
-        f"the median rank ({worst['held_by']})"
+        f"rank {rank} holds the job back in {count} of {len(steps)} steps (mostly {cause}); {latest}: "
+        f"rank {worst['straggler']} in step {worst['step']}, {format_ns(worst['late_ns'])} after "
+        f"the {'other rank' if len(ranks) == 2 else 'median rank'} ({worst['held_by']})"
     )

@@ -4,6 +4,7 @@ double-clicked rank opens its lanes in the main window (only the ranks opened ar
 
 from __future__ import annotations
 
+import html
 import json
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from graphscope.core.errors import BadInputError, Cancelled
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.report.ranks_report import lateness_chart, rank_cells
 
-COLUMNS = ("rank", "median step", "GPU busy", "straggler steps", "graph launches", "launch verdict", "file")
+COLUMNS = ("rank", "median step", "GPU busy in steps", "straggler steps", "graph launches", "launch verdict", "file")
 
 
 def job_of_folder(
@@ -60,8 +61,9 @@ class RanksWindow(QWidget):
         self.header = QLabel(
             f"<b>{len(ranks)} ranks</b>{world}, {len(job['steps'])} steps of {job.get('step_name') or '-'} "
             f"(Dask: {engine.get('workers', '?')} workers, {engine.get('seconds', 0):.1f} s)<br>"
-            f"Verdict: {job['verdict']}"
-            + "".join(f"<br>left out: {problem}" for problem in job["problems"])
+            f"Verdict: {html.escape(job['verdict'])}"
+            + "".join(f"<br>left out: {html.escape(problem)}" for problem in job["problems"])
+            + "".join(f"<br>skipped: {html.escape(entry)}" for entry in job.get("skipped", []))
             + "<br><i>double-click a rank to open its lanes</i>"
         )
         self.header.setWordWrap(True)

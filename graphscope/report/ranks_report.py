@@ -51,8 +51,9 @@ def lateness_chart(late: list[list[int]], ranks: list[int], title: str) -> str:
 
 
 def rank_cells(rank: dict[str, Any]) -> tuple[str, ...]:
-    """One rank as table cells: rank, median step, GPU busy, straggler steps, graph launches, verdict."""
-    step, busy = rank.get("median_step_ns"), rank.get("gpu_utilization")
+    """One rank as table cells: rank, median step, GPU busy in its steps, straggler steps, graph launches,
+    verdict."""
+    step, busy = rank.get("median_step_ns"), rank.get("step_gpu_busy")
     return (
         str(rank["rank"]),
         format_ns(step) if step is not None else "-",
@@ -63,13 +64,20 @@ def rank_cells(rank: dict[str, Any]) -> tuple[str, ...]:
     )
 
 
+def _missing_note(job: dict[str, Any]) -> list[str]:
+    missing = job.get("missing_ranks") or []
+    count = job.get("missing_count", len(missing))
+    more = ", ..." if count > len(missing) else ""
+    return [f"missing ranks ({count:,}): {', '.join(map(str, missing))}{more}"] if missing else []
+
+
 def ranks_report(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """(report, charts) of a rank job."""
     ranks, steps = job["ranks"], job["steps"]
     rank_rows = [rank_cells(r) for r in ranks]
     late = sorted((s for s in steps if s["held_by"] not in ("on time",)), key=lambda s: -s["late_ns"])[:50]
     late_rows = [
-        (str(s["step"]), str(s["straggler"]), format_ns(s["late_ns"]), s["held_by"],
+        (str(s["step"]), str(s["straggler"]), format_ns(s["late_ns"]), format_ns(s.get("threshold_ns")), s["held_by"],
          f"{s['straggler_gpu_busy']:.0%}", format_ns(s["start_skew_ns"]), format_ns(s["end_skew_ns"]))
         for s in late
     ]  # fmt: skip
@@ -88,19 +96,22 @@ def ranks_report(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
         "tables": [
             {
                 "title": "Late steps (the latest 50)",
-                "columns": ["step", "straggler", "late by", "held by", "its GPU busy", "start skew", "end skew"],
+                "columns": ["step", "straggler", "late by", "allowed", "held by", "its GPU busy", "start skew",
+                            "end skew"],
                 "rows": late_rows,
                 "chart": "lateness",
             },
             {
                 "title": "Ranks",
-                "columns": ["rank", "median step", "GPU busy", "straggler steps", "graph launches", "launch verdict"],
+                "columns": ["rank", "median step", "GPU busy in steps", "straggler steps", "graph launches",
+                            "launch verdict"],
                 "rows": rank_rows,
             },
         ],
         "notes": [f"left out: {p}" for p in job["problems"]]
-        + ([f"missing ranks: {', '.join(map(str, job['missing_ranks']))}"] if job.get("missing_ranks") else []),
-        "ranks": {k: v for k, v in job.items() if k != "late_ns"},
+        + [f"skipped: {s}" for s in job.get("skipped", [])]
+        + _missing_note(job),
+        "ranks": {k: v for k, v in job.items() if k not in ("late_ns", "gpu_busy")},
     }
     chart = lateness_chart(job.get("late_ns") or [], [r["rank"] for r in ranks], "each rank's lateness at each step")
     return report, {"lateness": chart}

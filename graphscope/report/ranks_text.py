@@ -22,26 +22,32 @@ def render_ranks(job: dict[str, Any]) -> str:
         f"Verdict: {job['verdict']}",
     ]
     if job.get("missing_ranks"):
-        lines.append(f"  missing ranks: {', '.join(map(str, job['missing_ranks'][:32]))}")
+        more = job.get("missing_count", 0) - len(job["missing_ranks"][:32])
+        shown = ", ".join(map(str, job["missing_ranks"][:32]))
+        lines.append(f"  missing ranks: {shown}" + (f" and {more:,} more" if more > 0 else ""))
     lines += [f"  left out: {problem}" for problem in job["problems"]]
+    lines += [f"  skipped: {entry}" for entry in job.get("skipped", [])]
     if steps:
         starts, ends = [s["start_skew_ns"] for s in steps], [s["end_skew_ns"] for s in steps]
         lines.append(
             f"  step skew across ranks: starts {format_ns(median(starts))} median, {format_ns(max(starts))} max; "
             f"ends {format_ns(median(ends))} median, {format_ns(max(ends))} max"
         )
-    lines += ["", f"  {'rank':>5} {'median step':>12} {'GPU busy':>9} {'straggler':>10}  launch verdict"]
+    lines += ["", f"  {'rank':>5} {'median step':>12} {'GPU busy':>9} {'straggler':>10}  launch verdict (of its file)"]
     for r in ranks:
-        busy = f"{r['gpu_utilization']:.0%}" if r.get("gpu_utilization") is not None else "-"
+        busy = f"{r['step_gpu_busy']:.0%}" if r.get("step_gpu_busy") is not None else "-"
         step = format_ns(r["median_step_ns"]) if r.get("median_step_ns") is not None else "-"
         verdict = (r.get("verdict") or "").split(":")[0]
-        lines.append(f"  {r['rank']:>5} {step:>12} {busy:>9} {r['straggler_steps']:>10}  {verdict}")
+        where = f"  ({r['unit']} of {r['path']})" if r.get("unit") else ""
+        lines.append(f"  {r['rank']:>5} {step:>12} {busy:>9} {r['straggler_steps']:>10}  {verdict}{where}")
     late = [s for s in steps if s["held_by"] in ("GPU work", "launch-bound host", "communication")]
     if late:
-        lines += ["", f"  {'step':>5} {'straggler':>9} {'late by':>10} {'held by':<18} {'its GPU busy':>12}"]
+        head = f"  {'step':>5} {'straggler':>9} {'late by':>10} {'allowed':>10} {'held by':<18} {'its GPU busy':>12}"
+        lines += ["", head]
         for s in sorted(late, key=lambda s: -s["late_ns"])[:20]:
+            allowed = format_ns(s["threshold_ns"]) if "threshold_ns" in s else "-"
             lines.append(
-                f"  {s['step']:>5} {s['straggler']:>9} {format_ns(s['late_ns']):>10} {s['held_by']:<18} "
+                f"  {s['step']:>5} {s['straggler']:>9} {format_ns(s['late_ns']):>10} {allowed:>10} {s['held_by']:<18} "
                 f"{s['straggler_gpu_busy']:>12.0%}"
             )
     return "\n".join(lines)

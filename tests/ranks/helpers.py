@@ -1,0 +1,47 @@
+"""Rank-job helpers for tests: the job without Dask (each file through the same reader, numbering and
+combining), copies of a shipped Nsight export as ranks, and readers that misbehave inside a worker."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from graphscope.ranks.job import analyse_serially, rank_rows
+
+FORKJOIN = Path(__file__).resolve().parents[1] / "data" / "h200_forkjoin_node.sqlite"
+
+
+def serial_job(items: list[Path], step: str | None = None) -> dict[str, Any]:
+    """What analyse_job computes, in this process: every file read by rank_rows, numbered, combined."""
+    return analyse_serially(items, step)
+
+
+def forkjoin_ranks(folder: Path, count: int, sql: dict[int, str] | None = None) -> list[Path]:
+    """`count` copies of the shipped fork-join export named rank{r}.sqlite, `sql[r]` run on rank r's."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for rank in range(count):
+        path = folder / f"rank{rank}.sqlite"
+        shutil.copyfile(FORKJOIN, path)
+        if sql and rank in sql:
+            with sqlite3.connect(path) as db:
+                db.executescript(sql[rank])
+        paths.append(path)
+    return paths
+
+
+def dying_reader(path: str, step: str | None = None) -> list[dict[str, Any]]:
+    """rank_rows, except that reading a file named rank3.* kills the worker process outright."""
+    if Path(path).name.startswith("rank3."):
+        os._exit(1)
+    return rank_rows(path, step)
+
+
+def slow_reader(path: str, step: str | None = None) -> list[dict[str, Any]]:
+    """rank_rows after a minute: a job that is still running when the test interrupts it."""
+    time.sleep(60)
+    return rank_rows(path, step)
