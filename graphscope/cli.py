@@ -47,9 +47,12 @@ def _add_summary(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--capture",
         type=Path,
+        action="append",
         metavar="FILE",
-        help="a trace of the graphs' capture: each replayed node gets the operator that launched it",
+        help="a trace of the graphs' capture (repeat it, or name a folder: one file per size and rank): each "
+        "replayed node gets the operator, module, shapes and line of code that made it",
     )
+    p.add_argument("--stacks", action="store_true", help="with --json: every replayed node with its whole stack")
     _add_cache_option(p)
     p.set_defaults(handler=_cmd_summary)
 
@@ -334,9 +337,15 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
         summary["nvtx_ranges"] = nvtx_table(trace, analysis)
     if args.capture is not None or _has_graph_nodes(trace):
+        from graphscope.analysis.attribution_files import capture_files
         from graphscope.analysis.capture_ops import attribute
 
-        summary["capture_attribution"] = attribute(trace, load_trace(args.capture) if args.capture else None)
+        captures = capture_files(args.capture) if args.capture else []
+        if args.capture and not captures:
+            raise BadInputError(f"--capture {args.capture[0]}: a folder with no traces (.json, .json.gz, .sqlite)")
+        summary["capture_attribution"] = attribute(
+            trace, [load_trace(path) for path in captures] or None, stacks=args.stacks
+        )
     answer = json.dumps(summary, indent=2) if args.json else render_summary(summary)
     print(answer)
     if question:
@@ -361,12 +370,16 @@ def _summary_question(args: argparse.Namespace) -> dict | None:
     """What a summary's answer depends on, file aside; None where it cannot be kept (a file that is not
     there, say, which the reader then names)."""
     try:
-        capture = answer_cache.file_key(args.capture, "capture") if args.capture is not None else None
+        capture = None
+        if args.capture is not None:
+            from graphscope.analysis.attribution_files import capture_files
+
+            capture = [answer_cache.file_key(path, "capture") for path in capture_files(args.capture)]
         if not args.file.is_file():
             return None
     except OSError:
         return None
-    keys = ("json", "top", "range", "nvtx", "whole_trace", "by_nvtx")
+    keys = ("json", "top", "range", "nvtx", "whole_trace", "by_nvtx", "stacks")
     return {"command": "summary", **{k: getattr(args, k, None) for k in keys}, "capture": capture}
 
 

@@ -83,7 +83,9 @@ class _Columns:
                     elif cat == "gpu_memset":
                         rows["memset"].append((*_gpu(start, end, e.args), _int(e.args and e.args.bytes, 0)))
                     elif cat in RANGE_CATEGORIES:
-                        rows["nvtx"].append((start, end, name(e.name), *_cpu(e), RANGE_DOMAINS[cat]))
+                        shapes = _shapes(e.args) if cat == "cpu_op" and e.args else None
+                        shape_id = -1 if shapes is None else name(shapes)
+                        rows["nvtx"].append((start, end, name(e.name), *_cpu(e), RANGE_DOMAINS[cat], shape_id))
             except (TypeError, ValueError, OverflowError):
                 self.skipped += 1
 
@@ -98,6 +100,20 @@ def _ns(microseconds: object) -> int:
     if not -(1 << 62) < value < (1 << 62):  # beyond what int64 nanoseconds (and their sums) hold
         raise OverflowError
     return value
+
+
+def _shapes(args) -> str | None:
+    """An operator's inputs as one text ("float[4, 16], float[16, 16], Scalar"): `Input Dims` with
+    `Input type`, which `record_shapes=True` writes; None without them."""
+    dims, types = args.input_dims, args.input_type
+    if not isinstance(dims, list) or not dims:
+        return None
+    types = types if isinstance(types, list) else []
+    parts = []
+    for i, shape in enumerate(dims):
+        kind = str(types[i]) if i < len(types) and types[i] is not None else ""
+        parts.append(f"{kind}{shape}" if shape else kind or "[]")
+    return ", ".join(parts)
 
 
 def _int(value: object, default: int = -1) -> int:
@@ -143,7 +159,7 @@ def load_kineto(path: Path) -> Trace:
     if columns.skipped:
         warnings.append(f"{columns.skipped:,} events with values that are not numbers were left out")
     api = _table(columns.rows["api"], ("start", "end", "name", "correlation", "pid", "tid"))
-    nvtx = _table(columns.rows["nvtx"], ("start", "end", "text", "pid", "tid", "domain"))
+    nvtx = _table(columns.rows["nvtx"], ("start", "end", "text", "pid", "tid", "domain", "shapes"))
     pids = np.unique(np.concatenate([api.pid, nvtx.pid])) if len(api) + len(nvtx) else np.array([0])
     processes = Table(
         {
@@ -253,6 +269,7 @@ def _nvtx(nvtx: Table, processes: Table, thread_of: dict) -> Table:
             "text": nvtx.text.astype(np.int32),
             "domain": nvtx.domain.astype(np.int64),
             "color": np.full(len(nvtx), -1, np.int64),
+            "shapes": nvtx.shapes.astype(np.int32),  # an operator's input shapes (symbol id), -1 without
             **_cpu_columns(nvtx, processes, thread_of),
         }
     )

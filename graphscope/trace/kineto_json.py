@@ -40,6 +40,8 @@ class Args(msgspec.Struct):
     bytes: Number = None
     registers: Number = msgspec.field(default=None, name="registers per thread")
     shared: Number = msgspec.field(default=None, name="shared memory")
+    input_dims: Any = msgspec.field(default=None, name="Input Dims")  # cpu_op with record_shapes
+    input_type: Any = msgspec.field(default=None, name="Input type")
 
 
 class Event(msgspec.Struct):
