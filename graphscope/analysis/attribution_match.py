@@ -12,7 +12,8 @@ count and kind. Real pairs are less tidy, and each untidiness has its rule:
   graph's thread blocks against the capture's input elements, both strictly ordered), else left unknown;
 - a replay that lacks some nodes (work the profiler did not record): the replay's kinds are a subsequence
   of a capture's holding at most twice as many calls; node i may be any call between its earliest and its
-  latest placement, and a field is kept where all those calls agree;
+  latest placement, and a field is kept where all those calls agree; a capture that lacks calls (the
+  other way round): a node gets the call placed on it in every placement, else stays unknown;
 - captures of other ranks (vLLM and SGLang write one file per size and rank): where the replay names its
   rank (`distributedInfo`), captures of other ranks are left out.
 """
@@ -111,16 +112,29 @@ def _subsequence(small: tuple[int, ...], big: tuple[int, ...]) -> tuple[list[int
 
 
 def _options(kinds: tuple[int, ...], window: Window) -> list[list[int]] | None:
-    """Per replayed node, the capture calls it may be: one where the kinds match exactly, the calls of its
-    kind between its earliest and latest placement where the replay lacks nodes; None: no match."""
+    """Per replayed node, the capture calls it may be: one where the kinds match exactly; where the replay
+    lacks nodes, the calls of its kind between its earliest and latest placement; where the capture lacks
+    calls (a launch the profiler did not record), the one call placed on it in every placement, or none.
+    None: no match (neither holds the other, or one holds more than twice the other's)."""
     if kinds == window.kinds:
         return [[i] for i in range(len(kinds))]
-    if not len(kinds) < len(window.kinds) <= 2 * len(kinds):
-        return None
-    placed = _subsequence(kinds, window.kinds)
-    if placed is None:
-        return None
-    return [[j for j in range(a, b + 1) if window.kinds[j] == kind] for kind, a, b in zip(kinds, *placed, strict=True)]
+    if len(kinds) < len(window.kinds) <= 2 * len(kinds):
+        placed = _subsequence(kinds, window.kinds)
+        if placed is None:
+            return None
+        return [
+            [j for j in range(a, b + 1) if window.kinds[j] == kind] for kind, a, b in zip(kinds, *placed, strict=True)
+        ]
+    if len(window.kinds) < len(kinds) <= 2 * len(window.kinds):
+        placed = _subsequence(window.kinds, kinds)
+        if placed is None:
+            return None
+        options: list[list[int]] = [[] for _ in kinds]
+        for call, (a, b) in enumerate(zip(*placed, strict=True)):
+            if a == b:
+                options[a] = [call]
+        return options
+    return None
 
 
 def _block_counts(replay: Trace, nodes: NodeAttribution) -> dict[int, int]:
@@ -188,11 +202,16 @@ def match(replay: Trace, nodes: NodeAttribution, found: list[Window]) -> MatchRe
                 "nodes": len(rows),
                 "capture": numbers[0] if len(numbers) == 1 else None,
                 "candidates": numbers,
-                "match": "exact" if exact else "nodes missing from the replay",
+                "match": "exact" if exact else _missing(len(rows), candidates),
                 "by_position_only": replay.info.layout == "kineto" and nodes.streams_per_graph.get(graph, 1) > 1,
             }
         )
     return report
+
+
+def _missing(nodes: int, candidates: list[tuple[Window, list[list[int]]]]) -> str:
+    """How an inexact match differs: the replay lacks nodes, or the capture lacks calls."""
+    return "nodes missing from the replay" if len(candidates[0][0].kinds) > nodes else "calls missing from the capture"
 
 
 def _agreed(candidates: list[tuple[Window, list[list[int]]]], name: str, index: int) -> str | None:
