@@ -94,50 +94,59 @@ class Story:
     stack: str | None = None
 
 
+@dataclass
+class _Tree:
+    """One thread's ranges by start with their parent links, as plain lists for the walks up."""
+
+    starts: np.ndarray
+    ends: list[int]
+    parent: list[int]
+    text: list[int]
+    domain: list[int]
+    shapes: list[int]
+
+
 class Context:
     """The ranges of some threads of a trace as trees (ranges nest on a thread), read at (thread, time).
 
     Built once per trace; each thread's parent links are made on first use in one pass over its ranges,
-    so a point costs a binary search and a walk up its open ranges (a stack's depth)."""
+    so a point costs a binary search (one per batch of points) and a walk up its open ranges."""
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
         self.kineto = trace.info.layout == "kineto"
-        self._threads: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._kind: dict[int, int] = {}  # text id -> 0 other, 1 module, 2 user frame, 3 other frame
+        self._threads: dict[int, _Tree] = {}
+        self._kind: dict[int, int] = {}  # (text id, domain) -> 0 other, 1 module, 2 user frame, 3 other frame
 
-    def _tree(self, thread: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _tree(self, thread: int) -> _Tree:
         found = self._threads.get(thread)
         if found is None:
             nvtx = self.trace.nvtx
             rows = np.flatnonzero(nvtx.thread == thread) if len(nvtx) else np.empty(0, np.int64)
             ends = np.maximum(nvtx.end[rows], nvtx.start[rows]).astype(np.int64)
-            rows = rows[np.lexsort((-ends, nvtx.start[rows]))]  # by start; a parent before a child starting with it
-            starts, ends = (
-                nvtx.start[rows].astype(np.int64),
-                np.maximum(nvtx.end[rows], nvtx.start[rows]).astype(np.int64),
-            )
-            parent = np.full(len(rows), -1, np.int64)
+            order = np.lexsort((-ends, nvtx.start[rows]))  # by start; a parent before a child starting with it
+            rows, ends = rows[order], ends[order].tolist()
+            starts = np.ascontiguousarray(nvtx.start[rows], dtype=np.int64)
+            parent: list[int] = []
             stack: list[int] = []
-            closing = ends.tolist()
             for i, start in enumerate(starts.tolist()):
-                while stack and closing[stack[-1]] < start:
+                while stack and ends[stack[-1]] < start:
                     stack.pop()
-                parent[i] = stack[-1] if stack else -1
+                parent.append(stack[-1] if stack else -1)
                 stack.append(i)
-            found = self._threads[thread] = (rows, starts, ends, parent)
+            domain = nvtx.domain[rows].tolist() if self.kineto else [0] * len(rows)
+            shapes = nvtx.shapes[rows].tolist() if "shapes" in nvtx.columns else [-1] * len(rows)
+            found = self._threads[thread] = _Tree(starts, ends, parent, nvtx.text[rows].tolist(), domain, shapes)
         return found
 
-    def open_at(self, thread: int, at: int) -> list[int]:
-        """Rows of trace.nvtx open on `thread` at `at`, innermost first."""
-        rows, starts, ends, parent = self._tree(thread)
-        i = int(np.searchsorted(starts, at, side="right")) - 1
-        while i >= 0 and ends[i] < at:
-            i = int(parent[i])
+    def _open(self, tree: _Tree, i: int, at: int) -> list[int]:
+        """Positions in `tree` open at `at`, innermost first, from the last range started by then (`i`)."""
+        while i >= 0 and tree.ends[i] < at:
+            i = tree.parent[i]
         found = []
         while i >= 0:
-            found.append(int(rows[i]))
-            i = int(parent[i])
+            found.append(i)
+            i = tree.parent[i]
         return found
 
     def _classify(self, text_id: int, domain: int) -> int:
@@ -154,27 +163,32 @@ class Context:
             self._kind[key] = kind
         return kind
 
+    def stories(self, thread: int, times: np.ndarray) -> list[Story]:
+        """Per time: operator, module path, shapes, the user's frame and the whole stack open on `thread`."""
+        tree = self._tree(thread)
+        last = (np.searchsorted(tree.starts, np.asarray(times, np.int64), side="right") - 1).tolist()
+        return [self._story(tree, i, int(at)) for i, at in zip(last, np.asarray(times).tolist(), strict=True)]
+
     def story(self, thread: int, at: int) -> Story:
-        """Operator, module path, shapes, the user's frame and the whole stack open on `thread` at `at`."""
-        nvtx, names = self.trace.nvtx, self.trace.symbols
-        has_shapes = "shapes" in nvtx.columns
+        """What was open on `thread` at `at`."""
+        return self.stories(thread, np.array([at], np.int64))[0]
+
+    def _story(self, tree: _Tree, last: int, at: int) -> Story:
+        names = self.trace.symbols
         story, modules, frames = Story(), [], []
-        for row in self.open_at(thread, at):  # innermost first
-            text_id = int(nvtx.text[row])
-            domain = int(nvtx.domain[row]) if self.kineto else 0
+        for i in self._open(tree, last, at):  # innermost first
+            text_id, domain = tree.text[i], tree.domain[i]
             kind = self._classify(text_id, domain)
-            text = names.name(text_id)
             if kind == 1:
-                modules.append(text.removeprefix(MODULE_PREFIX))
+                modules.append(names.name(text_id).removeprefix(MODULE_PREFIX))
             elif kind in (2, 3):
-                frames.append(text)
+                frames.append(names.name(text_id))
                 if kind == 2 and story.frame is None:
-                    story.frame = text
+                    story.frame = frames[-1]
             elif story.operator is None and (domain == OPERATOR or not self.kineto):
-                story.operator, shapes = _operator_text(text, self.kineto)
-                if has_shapes and int(nvtx.shapes[row]) >= 0:
-                    shapes = names.name(int(nvtx.shapes[row]))
-                story.shapes = shapes
+                story.operator, story.shapes = _operator_text(names.name(text_id), self.kineto)
+                if tree.shapes[i] >= 0:
+                    story.shapes = names.name(tree.shapes[i])
         story.module = ".".join(reversed(modules)) or None
         story.stack = "\n".join(reversed(frames)) or None
         return story

@@ -20,6 +20,8 @@ count and kind. Real pairs are less tidy, and each untidiness has its rule:
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -53,11 +55,13 @@ class Window:
     @property
     def elements(self) -> int:
         """The input elements of the calls' operators, summed (a size that grows with the batch)."""
-        total = 0
-        for shapes in self.fields.get("shapes", []):
-            for dims in _DIMS.findall(shapes or ""):
-                total += int(np.prod([int(d) for d in dims.split(",") if d.strip()]))
-        return total
+        return sum(_elements(shapes) for shapes in self.fields.get("shapes", []) if shapes)
+
+
+@functools.lru_cache(maxsize=4096)
+def _elements(shapes: str) -> int:
+    """The elements of the tensors a shapes text names ("float[4, 16], Scalar" -> 64)."""
+    return sum(math.prod(int(d) for d in dims.split(",") if d.strip()) for dims in _DIMS.findall(shapes))
 
 
 def windows(trace: Trace) -> list[Window]:
@@ -85,7 +89,7 @@ def windows(trace: Trace) -> list[Window]:
         inside = inside[np.argsort(api.start[inside], kind="stable")]
         window = Window(str(trace.path), rank, thread, start, end)
         window.kinds = tuple(int(NODE_CALLS[ApiKind(int(k))]) for k in kinds[inside].tolist())
-        stories = [context.story(thread, int(api.start[call])) for call in inside.tolist()]
+        stories = context.stories(thread, api.start[inside])
         window.fields = {name: [getattr(s, name) for s in stories] for name in MATCHED_FIELDS if name != "api"}
         window.fields["api"] = [names.name(int(api.name[call])) for call in inside.tolist()]
         found.append(window)
@@ -181,7 +185,8 @@ def match(replay: Trace, nodes: NodeAttribution, found: list[Window]) -> MatchRe
     chosen: dict[int, list[tuple[Window, list[list[int]]]]] = {}
     for graph in nodes.graphs():
         kinds = tuple(nodes.kind[nodes.rows_of(graph)].tolist())
-        exact = [(w, o) for w in found if (o := _options(kinds, w)) is not None and w.kinds == kinds]
+        same = [[i] for i in range(len(kinds))]  # one list for every exact match
+        exact = [(w, same) for w in found if w.kinds == kinds]
         chosen[graph] = exact or [(w, o) for w in found if (o := _options(kinds, w)) is not None]
         if not chosen[graph]:
             report.unmatched.append(graph)

@@ -72,7 +72,12 @@ def attribute_created(trace: Trace, nodes: NodeAttribution) -> int:
         )
     numbers = {g: first + i for i, g in enumerate(np.unique(graphs).tolist())}
     calls = _calls_at(api, table.thread[rows[has]], table.start[rows[has]])
-    stories = [context.story(int(table.thread[r]), int(table.start[r])) for r in rows[has].tolist()]
+    stories: list = [None] * len(has)
+    threads, times = table.thread[rows[has]], table.start[rows[has]]
+    for thread in np.unique(threads).tolist():  # one binary search per thread
+        mine = np.flatnonzero(threads == thread)
+        for at, story in zip(mine.tolist(), context.stories(thread, times[mine]), strict=True):
+            stories[at] = story
     for name in ("operator", "module", "shapes", "frame", "stack"):
         nodes.set(has, name, [getattr(s, name) for s in stories], overwrite=False)
     nodes.set(

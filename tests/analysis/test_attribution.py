@@ -161,9 +161,7 @@ def test_a_replay_missing_nodes_still_matches_where_the_placement_is_sure(tmp_pa
     lost nothing else: the three kernels are placed for sure. A second graph lost one of three kernels
     of different operators: no kernel's operator is sure, the graph is matched and says why."""
     trace = Trace()
-    trace.capture(
-        [DECODER[0], {"op": "aten::zero_", "kind": "memset", "dims": [[4, 16]]}, DECODER[1], DECODER[2]]
-    )
+    trace.capture([DECODER[0], {"op": "aten::zero_", "kind": "memset", "dims": [[4, 16]]}, DECODER[1], DECODER[2]])
     trace.replay([("gemm", 8, 10.0), ("add", 4, 2.0), ("gemm", 8, 12.0)])
     found = attribute(load_trace(trace.write(tmp_path / "t.json.gz")), stacks=True)
     (graph,) = found["graphs"]
