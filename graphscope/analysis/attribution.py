@@ -28,6 +28,9 @@ from graphscope.trace.model import Trace
 
 OPERATOR, FRAME = RANGE_DOMAINS["cpu_op"], RANGE_DOMAINS["python_function"]
 MODULE_PREFIX = "nn.Module: "
+PATH_PREFIX = "module: "
+"""graphscope's own runs name a range per module call by its whole path ('module: model.layers.0.mlp':
+workload/op_attribution.py MODULE_MARK, which analysis may not import)."""
 NO_OPERATOR = "(no operator)"
 FIELDS = ("operator", "module", "shapes", "frame", "api", "capture")
 """The attribution's fields; coverage is the share of replay GPU time that has each."""
@@ -116,7 +119,7 @@ class Context:
         self.trace = trace
         self.kineto = trace.info.layout == "kineto"
         self._threads: dict[int, _Tree] = {}
-        self._kind: dict[int, int] = {}  # (text id, domain) -> 0 other, 1 module, 2 user frame, 3 other frame
+        self._kind: dict[int, int] = {}  # (text id, domain) -> 0 other, 1 module, 2 user frame, 3 other frame, 4 path
 
     def _tree(self, thread: int) -> _Tree:
         found = self._threads.get(thread)
@@ -156,6 +159,8 @@ class Context:
             text = self.trace.symbols.name(text_id)
             if text.startswith(MODULE_PREFIX):
                 kind = 1
+            elif text.startswith(PATH_PREFIX) and domain != FRAME:
+                kind = 4
             elif domain == FRAME:
                 kind = 2 if is_user_frame(text) else 3
             else:
@@ -175,12 +180,14 @@ class Context:
 
     def _story(self, tree: _Tree, last: int, at: int) -> Story:
         names = self.trace.symbols
-        story, modules, frames = Story(), [], []
+        story, modules, frames, path = Story(), [], [], None
         for i in self._open(tree, last, at):  # innermost first
             text_id, domain = tree.text[i], tree.domain[i]
             kind = self._classify(text_id, domain)
             if kind == 1:
                 modules.append(names.name(text_id).removeprefix(MODULE_PREFIX))
+            elif kind == 4:
+                path = path or names.name(text_id).removeprefix(PATH_PREFIX)  # the innermost: a whole path
             elif kind in (2, 3):
                 frames.append(names.name(text_id))
                 if kind == 2 and story.frame is None:
@@ -189,7 +196,7 @@ class Context:
                 story.operator, story.shapes = _operator_text(names.name(text_id), self.kineto)
                 if tree.shapes[i] >= 0:
                     story.shapes = names.name(tree.shapes[i])
-        story.module = ".".join(reversed(modules)) or None
+        story.module = path or ".".join(reversed(modules)) or None
         story.stack = "\n".join(reversed(frames)) or None
         return story
 

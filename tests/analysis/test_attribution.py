@@ -306,3 +306,19 @@ def test_a_node_mode_nsight_export_is_attributed_through_its_creation_events(nam
     assert found["coverage"]["api"] == 1.0 and found["coverage"]["capture"] == 1.0
     (capture,) = found["captures"]
     assert capture["file"] is None and capture["graph"] == 1  # the graph capture made; this file itself
+
+
+def test_graphscope_s_own_module_ranges_name_the_whole_path(tmp_path):
+    """`run --profile torch` opens a `module: <path>` range per module call (workload/op_attribution.py):
+    the innermost one is the node's module, already a whole path; with no operator shapes recorded."""
+    trace = Trace()
+    calls = [{"op": "aten::mm", "dims": None}, {"op": "aten::gelu", "dims": None}]
+    trace.capture(calls)
+    t = trace[3]["ts"]  # the first call's frame: put the module ranges around each launch by hand
+    trace.append({**trace[3], "cat": "user_annotation", "name": "module: model", "ts": t - 0.5, "dur": 2500})
+    trace.append({**trace[3], "cat": "user_annotation", "name": "module: model.layers.0.mlp", "ts": t - 0.2, "dur": 900})
+    trace.replay([("gemm", 8, 10.0), ("gelu", 4, 3.0)])
+    found = attribute(load_trace(trace.write(tmp_path / "t.json.gz")), stacks=True)
+    assert [n["module"] for n in found["nodes"]] == ["model.layers.0.mlp", "model"]
+    assert [n["shapes"] for n in found["nodes"]] == [None, None]
+    assert found["coverage"]["shapes"] == 0.0 and found["coverage"]["module"] == 1.0
