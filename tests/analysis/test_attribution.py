@@ -315,8 +315,8 @@ def test_graphscope_s_own_module_ranges_name_the_whole_path(tmp_path):
     calls = [{"op": "aten::mm", "dims": None}, {"op": "aten::gelu", "dims": None}]
     trace.capture(calls)
     t = trace[3]["ts"]  # the first call's frame: put the module ranges around each launch by hand
-    trace.append({**trace[3], "cat": "user_annotation", "name": "module: model", "ts": t - 0.5, "dur": 2500})
-    trace.append({**trace[3], "cat": "user_annotation", "name": "module: model.layers.0.mlp", "ts": t - 0.2, "dur": 900})
+    for name, start, dur in (("module: model", t - 0.5, 2500), ("module: model.layers.0.mlp", t - 0.2, 900)):
+        trace.append({**trace[3], "cat": "user_annotation", "name": name, "ts": start, "dur": dur})
     trace.replay([("gemm", 8, 10.0), ("gelu", 4, 3.0)])
     found = attribute(load_trace(trace.write(tmp_path / "t.json.gz")), stacks=True)
     assert [n["module"] for n in found["nodes"]] == ["model.layers.0.mlp", "model"]
