@@ -322,3 +322,23 @@ def test_graphscope_s_own_module_ranges_name_the_whole_path(tmp_path):
     assert [n["module"] for n in found["nodes"]] == ["model.layers.0.mlp", "model"]
     assert [n["shapes"] for n in found["nodes"]] == [None, None]
     assert found["coverage"]["shapes"] == 0.0 and found["coverage"]["module"] == 1.0
+
+
+def test_a_report_of_the_trace_has_the_time_by_module_table(tmp_path):
+    trace = Trace()
+    trace.capture(DECODER)
+    for _ in range(4):
+        trace.replay([("gemm", 8, 10.0), ("add", 4, 2.0), ("gemm", 8, 12.0)])
+    path = trace.write(tmp_path / "t.json.gz")
+    assert main(["report", str(path), "-o", str(tmp_path / "r.json")]) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    (table,) = [t for t in report["tables"] if t["title"].startswith("Time by module inside graphs")]
+    raw = {row[0]: row[2] for row in table["raw"]}
+    assert raw == {
+        "Decoder_0.Layer_0.Linear_1": 4 * 12_000,
+        "Decoder_0.Layer_0.Linear_0": 4 * 10_000,
+        "Decoder_0.Layer_0": _kernel_ns(trace, {"add"}),
+    }
+    assert sum(row[3] for row in table["raw"]) == pytest.approx(1.0)
+    assert main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 0
+    assert "Time by module inside graphs" in (tmp_path / "r.html").read_text()
