@@ -260,6 +260,9 @@ def test_the_text_summary_shows_modules_and_coverage(tmp_path, capsys):
         (TORCH, False),
         (TRITON, False),
         ("/opt/conda/lib/python3.12/site-packages/torch/nn/functional.py(12): linear", False),
+        ("vllm/_custom_ops.py(120): rms_norm", False),  # vLLM's kernel wrappers
+        ("flashinfer/decode.py(900): run", False),
+        ("diffusers/models/unets/unet_2d_condition.py(1100): forward", True),
         ("enum.py(1267): __hash__", False),  # the standard library, as Kineto names it
         ("/usr/lib/python3.12/contextlib.py(81): inner", False),
         ("<built-in method relu of type object at 0x7f>", False),
