@@ -11,6 +11,7 @@ position: that is said.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,9 @@ from graphscope.analysis.attribution_match import Window, match, windows
 from graphscope.analysis.attribution_nsight import attribute_created
 from graphscope.trace.model import Trace
 
-__all__ = ["NO_OPERATOR", "attribute", "attribution", "captures"]
+__all__ = ["NO_OPERATOR", "attribute", "attribution", "captures", "made_by"]
+DETAILS = (("operator", "operator"), ("module", "module"), ("shapes", "input shapes"), ("frame", "line"))
+_HELD: dict[int, NodeAttribution] = {}
 
 
 def captures(trace: Trace) -> list[Window]:
@@ -115,3 +118,28 @@ def _created_graphs(nodes: NodeAttribution, rows: np.ndarray) -> list[dict[str, 
                 }
             )
     return out
+
+
+def node_attribution(trace: Trace) -> NodeAttribution:
+    """The trace's own attribution (its capture, or its node-creation events), made once per loaded trace:
+    Details asks for it at every click on a replayed kernel."""
+    key = id(trace)
+    found = _HELD.get(key)
+    if found is None:
+        found = _HELD[key] = attribution(trace)[0]
+        weakref.finalize(trace, _HELD.pop, key, None)
+    return found
+
+
+def made_by(trace: Trace, node: int) -> list[tuple[str, str]]:
+    """(label, text) of what made one graph node during capture, for Details: operator, module, input
+    shapes, the user's line and the call; only the fields the trace tells."""
+    nodes = node_attribution(trace)
+    at = int(np.searchsorted(nodes.node, node))
+    if at >= len(nodes.node) or int(nodes.node[at]) != node:
+        return []
+    fields = [(label, nodes.text(name, at)) for name, label in DETAILS]
+    call = nodes.text("api", at)
+    if call is not None:
+        fields.append(("captured from", call))
+    return [(label, text) for label, text in fields if text is not None]
