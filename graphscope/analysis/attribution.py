@@ -133,6 +133,7 @@ class Context:
         self.trace = trace
         self.kineto = trace.info.layout == "kineto"
         self._threads: dict[int, _Tree] = {}
+        self._joined: dict[tuple[int, ...], str] = {}  # one string per distinct stack or module path
         self._kind: dict[int, int] = {}  # (text id, domain) -> 0 other, 1 module, 2 user frame, 3 other frame, 4 path
 
     def _tree(self, thread: int) -> _Tree:
@@ -199,20 +200,32 @@ class Context:
             text_id, domain = tree.text[i], tree.domain[i]
             kind = self._classify(text_id, domain)
             if kind == 1:
-                modules.append(names.name(text_id).removeprefix(MODULE_PREFIX))
+                modules.append(text_id)
             elif kind == 4:
                 path = path or names.name(text_id).removeprefix(PATH_PREFIX)  # the innermost: a whole path
             elif kind in (2, 3):
-                frames.append(names.name(text_id))
+                frames.append(text_id)
                 if kind == 2 and story.frame is None:
-                    story.frame = frames[-1]
+                    story.frame = names.name(text_id)
             elif story.operator is None and (domain == OPERATOR or not self.kineto):
                 story.operator, story.shapes = _operator_text(names.name(text_id), self.kineto)
                 if tree.shapes[i] >= 0:
                     story.shapes = names.name(tree.shapes[i])
-        story.module = path or ".".join(reversed(modules)) or None
-        story.stack = "\n".join(reversed(frames)) or None
+        story.module = path or self._join(modules, ".", MODULE_PREFIX)
+        story.stack = self._join(frames, "\n", "")
         return story
+
+    def _join(self, text_ids: list[int], between: str, prefix: str) -> str | None:
+        """Texts outermost first (`text_ids` is innermost first), joined once per distinct list: a
+        capture of 100,000 calls repeats a few thousand stacks."""
+        if not text_ids:
+            return None
+        key = (len(between), *text_ids)
+        found = self._joined.get(key)
+        if found is None:
+            names = self.trace.symbols
+            found = self._joined[key] = between.join(names.name(t).removeprefix(prefix) for t in reversed(text_ids))
+        return found
 
 
 def _operator_text(text: str, kineto: bool) -> tuple[str, str | None]:

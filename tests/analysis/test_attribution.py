@@ -52,7 +52,8 @@ class Trace(list):
             inner = t + len(modules)
             self._x("python_function", TORCH, inner, 800)
             dims = call.get("dims")
-            op_args = {"Input Dims": dims, "Input type": ["float"] * len(dims)} if dims else {}
+            types = call.get("types") or ["float"] * len(dims or [])
+            op_args = {"Input Dims": dims, "Input type": types} if dims else {}
             self._x("cpu_op", call["op"], inner + 1, 700, **op_args)
             self._x("python_function", TRITON, inner + 2, 600)
             name = {"kernel": "cudaLaunchKernel", "memset": "cudaMemsetAsync", "memcpy": "cudaMemcpyAsync"}
@@ -345,3 +346,17 @@ def test_a_report_of_the_trace_has_the_time_by_module_table(tmp_path):
     assert sum(row[3] for row in table["raw"]) == pytest.approx(1.0)
     assert main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 0
     assert "Time by module inside graphs" in (tmp_path / "r.html").read_text()
+
+
+def test_shapes_name_scalars_and_tensor_lists_as_the_profiler_wrote_them(tmp_path):
+    """`Input Dims` [] with type Scalar is a scalar; a list of lists is a TensorList (aten::cat)."""
+    trace = Trace()
+    add = {"op": "aten::add", "dims": [[4, 16], [4, 16], []], "types": ["c10::Half", "c10::Half", "Scalar"]}
+    cat = {"op": "aten::cat", "dims": [[[2, 8], [2, 8]], []], "types": ["TensorList", "Int"]}
+    trace.capture([add, cat])
+    trace.replay([("add", 4, 2.0), ("cat", 2, 1.0)])
+    found = attribute(load_trace(trace.write(tmp_path / "t.json.gz")), stacks=True)
+    assert [n["shapes"] for n in found["nodes"]] == [
+        "c10::Half[4, 16], c10::Half[4, 16], Scalar",
+        "TensorList[[2, 8], [2, 8]], Int",
+    ]
