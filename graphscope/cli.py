@@ -337,15 +337,12 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
         summary["nvtx_ranges"] = nvtx_table(trace, analysis)
     if args.capture is not None or _has_graph_nodes(trace):
-        from graphscope.analysis.attribution_files import capture_files
+        from graphscope.analysis.attribution_files import load_captures
         from graphscope.analysis.capture_ops import attribute
 
-        captures = capture_files(args.capture) if args.capture else []
-        if args.capture and not captures:
-            raise BadInputError(f"--capture {args.capture[0]}: a folder with no traces (.json, .json.gz, .sqlite)")
-        summary["capture_attribution"] = attribute(
-            trace, [load_trace(path) for path in captures] or None, stacks=args.stacks
-        )
+        captures, skipped = load_captures(args.capture, load_trace) if args.capture else (None, [])
+        summary["capture_attribution"] = attribute(trace, captures, stacks=args.stacks)
+        summary["capture_attribution"] |= {"skipped": skipped} if skipped else {}
     answer = json.dumps(summary, indent=2) if args.json else render_summary(summary)
     print(answer)
     if question:

@@ -360,3 +360,24 @@ def test_shapes_name_scalars_and_tensor_lists_as_the_profiler_wrote_them(tmp_pat
         "c10::Half[4, 16], c10::Half[4, 16], Scalar",
         "TensorList[[2, 8], [2, 8]], Int",
     ]
+
+
+def test_a_capture_folder_s_other_files_are_skipped_and_said_named_ones_must_read(tmp_path, capsys):
+    trace = Trace()
+    trace.capture(DECODER)
+    folder = tmp_path / "captures"
+    folder.mkdir()
+    trace.write(folder / "capture.json.gz")
+    (folder / "config.json").write_text('{"model": "llama"}')  # an engine's other JSON beside the traces
+    replay = Trace()
+    replay.replay([("gemm", 8, 10.0), ("add", 4, 2.0), ("gemm", 8, 12.0)])
+    path = replay.write(tmp_path / "replay.json.gz")
+    assert main(["summary", str(path), "--capture", str(folder), "--json", "--no-cache"]) == 0
+    found = json.loads(capsys.readouterr().out)["capture_attribution"]
+    assert found["coverage"]["operator"] == 1.0 and len(found["skipped"]) == 1 and "config.json" in found["skipped"][0]
+    assert main(["summary", str(path), "--capture", str(folder / "config.json"), "--no-cache"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["summary", str(path), "--capture", str(empty), "--no-cache"]) == 2
+    assert "no capture traces" in capsys.readouterr().err
