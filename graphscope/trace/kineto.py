@@ -112,7 +112,8 @@ def _shapes(args) -> str | None:
     parts = []
     for i, shape in enumerate(dims):
         kind = str(types[i]) if i < len(types) and types[i] is not None else ""
-        parts.append(f"{kind}{shape}" if shape else kind or "[]")
+        tensor = not kind[:1].isupper()  # "Scalar", "ScalarList", "TensorList": not one tensor's dtype
+        parts.append(f"{kind}{shape}" if shape or (kind and tensor) else kind or "[]")
     return ", ".join(parts)
 
 

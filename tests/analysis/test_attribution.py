@@ -381,3 +381,20 @@ def test_a_capture_folder_s_other_files_are_skipped_and_said_named_ones_must_rea
     empty.mkdir()
     assert main(["summary", str(path), "--capture", str(empty), "--no-cache"]) == 2
     assert "no capture traces" in capsys.readouterr().err
+
+
+def test_a_real_trace_s_operator_shapes_are_read_for_every_operator_that_has_them():
+    """hta's 16-rank graph-launch trace (record_shapes on): one shapes text per cpu_op with Input Dims,
+    counted a second way over the plain JSON."""
+    path = DATA / "kineto" / "hta__rank0_of_16_graph_launches.json.gz"
+    with gzip.open(path, "rt") as stream:
+        events = json.load(stream)["traceEvents"]
+    with_dims = [
+        e for e in events if e.get("cat") == "cpu_op" and e.get("ph") == "X" and (e.get("args") or {}).get("Input Dims")
+    ]
+    trace = load_trace(path)
+    shapes = trace.nvtx.shapes[trace.nvtx.shapes >= 0]
+    assert len(shapes) == len(with_dims) > 1000
+    select = next(e for e in with_dims if e["args"]["Input Dims"] == [[1], [], []])
+    assert select["args"]["Input type"] == ["int", "Scalar", "Scalar"]
+    assert trace.symbols.lookup("int[1], Scalar, Scalar") is not None
