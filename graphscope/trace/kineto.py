@@ -14,6 +14,7 @@ Times become integer nanoseconds (the trace writes microseconds).
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -46,12 +47,26 @@ class _Columns:
     def reset(self) -> None:
         self.rows: dict[str, list[tuple]] = {k: [] for k in ("api", "kernels", "memcpy", "memset", "nvtx")}
         self.names: dict[str, int] = {}
+        self.shapes: dict[tuple[bytes, bytes], int] = {}
         self.skipped = 0
 
     def name(self, text: str) -> int:
         found = self.names.get(text)
         if found is None:
             found = self.names[text] = len(self.names)
+        return found
+
+    def shape(self, args) -> int:
+        """The symbol of an operator's input shapes text (-1: none), decoded once per distinct raw value:
+        a trace repeats a few thousand of them over hundreds of thousands of operators."""
+        key = (bytes(args.input_dims), bytes(args.input_type))
+        found = self.shapes.get(key)
+        if found is None:
+            try:
+                text = _shapes(*(json.loads(raw) if raw else None for raw in key))
+            except ValueError:
+                text = None
+            found = self.shapes[key] = -1 if text is None else self.name(text)
         return found
 
     def add(self, batch: list[Event]) -> None:
@@ -83,9 +98,8 @@ class _Columns:
                     elif cat == "gpu_memset":
                         rows["memset"].append((*_gpu(start, end, e.args), _int(e.args and e.args.bytes, 0)))
                     elif cat in RANGE_CATEGORIES:
-                        shapes = _shapes(e.args) if cat == "cpu_op" and e.args else None
-                        shape_id = -1 if shapes is None else name(shapes)
-                        rows["nvtx"].append((start, end, name(e.name), *_cpu(e), RANGE_DOMAINS[cat], shape_id))
+                        shape = self.shape(e.args) if cat == "cpu_op" and e.args else -1
+                        rows["nvtx"].append((start, end, name(e.name), *_cpu(e), RANGE_DOMAINS[cat], shape))
             except (TypeError, ValueError, OverflowError):
                 self.skipped += 1
 
@@ -102,10 +116,9 @@ def _ns(microseconds: object) -> int:
     return value
 
 
-def _shapes(args) -> str | None:
+def _shapes(dims: object, types: object) -> str | None:
     """An operator's inputs as one text ("float[4, 16], float[16, 16], Scalar"): `Input Dims` with
     `Input type`, which `record_shapes=True` writes; None without them."""
-    dims, types = args.input_dims, args.input_type
     if not isinstance(dims, list) or not dims:
         return None
     types = types if isinstance(types, list) else []

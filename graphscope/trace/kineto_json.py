@@ -40,8 +40,9 @@ class Args(msgspec.Struct):
     bytes: Number = None
     registers: Number = msgspec.field(default=None, name="registers per thread")
     shared: Number = msgspec.field(default=None, name="shared memory")
-    input_dims: Any = msgspec.field(default=None, name="Input Dims")  # cpu_op with record_shapes
-    input_type: Any = msgspec.field(default=None, name="Input type")
+    # cpu_op with record_shapes, kept as raw JSON: decoded once per distinct value (trace/kineto.py)
+    input_dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Input Dims")
+    input_type: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Input type")
 
 
 class Event(msgspec.Struct):
