@@ -64,7 +64,7 @@ class _Columns:
         if found is None:
             try:
                 text = _shapes(*(json.loads(raw) if raw else None for raw in key))
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON a profiler writes: no shapes, the event kept
                 text = None
             found = self.shapes[key] = -1 if text is None else self.name(text)
         return found
@@ -126,6 +126,8 @@ def _shapes(dims: object, types: object) -> str | None:
     for i, shape in enumerate(dims):
         kind = str(types[i]) if i < len(types) and types[i] is not None else ""
         tensor = not kind[:1].isupper()  # "Scalar", "ScalarList", "TensorList": not one tensor's dtype
+        if not isinstance(shape, list):
+            return None  # not the profiler's layout (a list per input)
         parts.append(f"{kind}{shape}" if shape or (kind and tensor) else kind or "[]")
     return ", ".join(parts)
 

@@ -398,3 +398,22 @@ def test_a_real_trace_s_operator_shapes_are_read_for_every_operator_that_has_the
     select = next(e for e in with_dims if e["args"]["Input Dims"] == [[1], [], []])
     assert select["args"]["Input type"] == ["int", "Scalar", "Scalar"]
     assert trace.symbols.lookup("int[1], Scalar, Scalar") is not None
+
+
+@pytest.mark.parametrize("dims", ["[[4, 16]", "3", '"text"', "[1, 2]", "null", "{}"])
+def test_shapes_a_profiler_never_writes_are_left_out_and_the_trace_still_reads(tmp_path, dims):
+    trace = Trace()
+    trace.capture([DECODER[0]])
+    trace.replay([("gemm", 8, 10.0)])
+    path = trace.write(tmp_path / "t.json.gz")
+    with gzip.open(path, "rt") as stream:
+        text = stream.read().replace('"Input Dims": [[4, 16], [16, 16]]', f'"Input Dims": {dims}')
+    with gzip.open(path, "wt") as stream:
+        stream.write(text)
+    try:
+        loaded = load_trace(path)
+    except Exception as exc:  # invalid JSON is refused with one line, as any broken trace
+        assert type(exc).__name__ == "NotAnExportError"
+        return
+    assert len(loaded.nvtx) > 0 and (loaded.nvtx.shapes >= 0).sum() == 0
+    assert attribute(loaded, stacks=True)["nodes"][0]["operator"] == "aten::mm"
