@@ -15,7 +15,7 @@ count and kind. Real pairs are less tidy, and each untidiness has its rule:
   latest placement, and a field is kept where all those calls agree; a capture that lacks calls (the
   other way round): a node gets the call placed on it in every placement, else stays unknown;
 - captures of other ranks (vLLM and SGLang write one file per size and rank): where the replay names its
-  rank (`distributedInfo`), captures of other ranks are left out.
+  rank (`distributedInfo`, else its file name: `rank1`, `tp1`), captures of other ranks are left out.
 """
 
 from __future__ import annotations
@@ -37,6 +37,16 @@ END = ("cudaStreamEndCapture", "cuStreamEndCapture", "hipStreamEndCapture")
 NODE_CALLS = {ApiKind.KERNEL_LAUNCH: Activity.KERNEL, ApiKind.MEMCPY: Activity.MEMCPY, ApiKind.MEMSET: Activity.MEMSET}
 MATCHED_FIELDS = ("operator", "module", "shapes", "frame", "stack", "api")
 _DIMS = re.compile(r"\[([\d, ]+)\]")
+_RANK = re.compile(r"(?<![a-z])(?:rank|tp)[-_]?(\d+)", re.IGNORECASE)
+
+
+def rank_of(trace: Trace) -> str | None:
+    """The rank a trace is of: its `distributedInfo`, else a `rank1` or `tp1` in its file name."""
+    rank = trace.info.capture.get("rank")
+    if rank is None:
+        found = _RANK.search(trace.path.name)
+        rank = found[1] if found else None
+    return None if rank is None else str(int(rank)) if str(rank).isdigit() else str(rank)
 
 
 @dataclass
@@ -76,7 +86,7 @@ def windows(trace: Trace) -> list[Window]:
     ends = np.array([t.startswith(END) for t in texts], dtype=bool)[inverse]
     makes_node = np.isin(kinds, [int(k) for k in NODE_CALLS])
     context = Context(trace)
-    rank = trace.info.capture.get("rank")
+    rank = rank_of(trace)
     found = []
     for row in np.flatnonzero(begins).tolist():
         thread, start = int(api.thread[row]), int(api.start[row])
@@ -167,7 +177,7 @@ class MatchReport:
 def match(replay: Trace, nodes: NodeAttribution, found: list[Window]) -> MatchReport:
     """Fill `nodes`' fields from the capture windows `found`; per graph how it matched."""
     report = MatchReport()
-    rank = replay.info.capture.get("rank")
+    rank = rank_of(replay)
     if rank is not None and any(w.rank == rank for w in found):
         found = [w for w in found if w.rank in (rank, None)]  # this rank's captures (vLLM/SGLang: a file each)
     for number, window in enumerate(found):

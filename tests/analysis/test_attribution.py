@@ -417,3 +417,20 @@ def test_shapes_a_profiler_never_writes_are_left_out_and_the_trace_still_reads(t
         return
     assert len(loaded.nvtx) > 0 and (loaded.nvtx.shapes >= 0).sum() == 0
     assert attribute(loaded, stacks=True)["nodes"][0]["operator"] == "aten::mm"
+
+
+def test_ranks_known_only_from_file_names_still_keep_other_ranks_out(tmp_path, capsys):
+    """SGLang-like files without distributedInfo: `..._tp0`, `..._tp1`; the replay's name says tp1."""
+    folder = tmp_path / "captures"
+    folder.mkdir()
+    for rank in (0, 1):
+        capture = Trace()
+        capture.capture([dict(c, modules=[f"Shard{rank}_0"]) for c in DECODER])
+        capture.write(folder / f"cuda_graph_capture_tp{rank}.json.gz")
+    replay = Trace()
+    replay.replay([("gemm", 8, 10.0), ("add", 4, 2.0), ("gemm", 8, 12.0)])
+    path = replay.write(tmp_path / "decode_tp1.json.gz")
+    assert main(["summary", str(path), "--capture", str(folder), "--json", "--no-cache"]) == 0
+    found = json.loads(capsys.readouterr().out)["capture_attribution"]
+    assert [m["module"] for m in found["modules"]] == ["Shard1_0"] and found["coverage"]["module"] == 1.0
+    assert [c["rank"] for c in found["captures"]] == ["1"]
