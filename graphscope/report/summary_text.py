@@ -177,6 +177,12 @@ def capture_lines(found: dict[str, Any], limit: int = 15) -> list[str]:
             "  (a graph ran on several streams: its nodes are matched to the capture's calls by position, "
             "which start order may not keep)"
         )
+    inexact = [g for g in found["graphs"] if g.get("match") not in (None, "exact", "node creation events")]
+    if inexact:
+        how = " or ".join(sorted({g["match"] for g in inexact}))
+        lines.append(
+            f"  {len(inexact)} graph(s) matched with {how}: a node's fields are kept where every placement agrees"
+        )
     coverage = found.get("coverage")
     if coverage and coverage.get("gpu_ns"):
         shares = ", ".join(f"{k} {coverage[k]:.0%}" for k in ("operator", "module", "shapes", "frame", "api"))

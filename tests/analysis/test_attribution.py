@@ -157,7 +157,7 @@ def test_one_graph_for_two_sizes_keeps_what_the_sizes_agree_on(tmp_path):
     assert found["coverage"]["shapes"] == 0.0 and found["coverage"]["module"] == 1.0
 
 
-def test_a_replay_missing_nodes_still_matches_where_the_placement_is_sure(tmp_path):
+def test_a_replay_missing_nodes_still_matches_where_the_placement_is_sure(tmp_path, capsys):
     """The capture made kernel, memset, kernel, kernel; the profiler recorded no memset in the replay and
     lost nothing else: the three kernels are placed for sure. A second graph lost one of three kernels
     of different operators: no kernel's operator is sure, the graph is matched and says why."""
@@ -169,6 +169,8 @@ def test_a_replay_missing_nodes_still_matches_where_the_placement_is_sure(tmp_pa
     assert graph["match"] == "nodes missing from the replay" and found["unmatched"] == []
     assert [n["operator"] for n in found["nodes"]] == ["aten::mm", "aten::add", "aten::mm"]
     assert found["nodes"][1]["module"] == "Decoder_0.Layer_0"
+    assert main(["summary", str(tmp_path / "t.json.gz"), "--no-cache"]) == 0
+    assert "1 graph(s) matched with nodes missing from the replay" in capsys.readouterr().out
 
     other = Trace()
     gelu = {"op": "aten::gelu", "modules": ["Decoder_0", "Layer_0"], "dims": [[4, 16]]}
