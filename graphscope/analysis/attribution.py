@@ -77,7 +77,7 @@ LIBRARY_PREFIXES = (
 """Frames that are not the user's code: a path that starts with one (after site-packages/) is skipped."""
 _FRAME = re.compile(r"^(?P<path>.+?)\((?P<line>\d+)\): ")
 _NVTX_OPERATOR = re.compile(r"^(?P<op>[^,]+), seq = \d+")  # torch.autograd.profiler.emit_nvtx's ranges
-_NVTX_SIZES = re.compile(r"sizes = (?P<sizes>\[.*\])")
+_NVTX_SIZES = re.compile(r"sizes = (?P<sizes>\[(?:[^\[\]]|\[[^\[\]]*\])*\])")  # a list of lists, no further
 
 
 def is_user_frame(text: str) -> bool:

@@ -436,3 +436,30 @@ def test_ranks_known_only_from_file_names_still_keep_other_ranks_out(tmp_path, c
     found = json.loads(capsys.readouterr().out)["capture_attribution"]
     assert [m["module"] for m in found["modules"]] == ["Shard1_0"] and found["coverage"]["module"] == 1.0
     assert [c["rank"] for c in found["captures"]] == ["1"]
+
+
+def test_an_nsight_replay_with_a_kineto_capture_takes_the_capture_s_fields_first(tmp_path):
+    """The fork/join export's graph (copy, memset, six kernels) against a hand-made capture trace of the
+    same calls: operators and modules come from the capture trace; node creation fills nothing it told."""
+    capture = Trace()
+    calls = [{"op": "aten::copy_", "kind": "memcpy"}, {"op": "aten::zero_", "kind": "memset"}]
+    calls += [{"op": f"aten::op{i}", "modules": ["Net_0"], "dims": [[i + 1]]} for i in range(6)]
+    capture.capture(calls)
+    captured = load_trace(capture.write(tmp_path / "c.json.gz"))
+    found = attribute(load_trace(DATA / "h200_forkjoin_node.sqlite"), [captured])
+    assert [g["match"] for g in found["graphs"]] == ["exact"]
+    ops = {o["operator"]: o["kinds"] for o in found["operators"]}
+    assert ops == {"aten::copy_": {"memcpy": 1}, "aten::zero_": {"memset": 1}} | {
+        f"aten::op{i}": {"kernel": 1} for i in range(6)
+    }
+    assert found["coverage"]["module"] == pytest.approx(
+        sum(o["gpu_ns"] for o in found["operators"] if o["module"] == "Net_0") / found["coverage"]["gpu_ns"]
+    )
+
+
+def test_an_emit_nvtx_range_names_the_operator_and_its_sizes():
+    from graphscope.analysis.attribution import _operator_text
+
+    text = "aten::addmm, seq = 12, op_id = 40, sizes = [[4, 16], [16, 16], [16]], input_op_ids = [(38, 0)]"
+    assert _operator_text(text, kineto=False) == ("aten::addmm", "[[4, 16], [16, 16], [16]]")
+    assert _operator_text("capture", kineto=False) == ("capture", None)
