@@ -59,7 +59,7 @@ def attribution(replay: Trace, capture_traces: list[Trace] | None = None) -> tup
 def attribute(replay: Trace, capture_trace: Trace | list[Trace] | None = None, stacks: bool = False) -> dict[str, Any]:
     """Replayed graph work by the operator, module and frame that made it during capture.
 
-    Returns {"graphs", "operators": [{"operator", "module", "frame", "kinds", "nodes", "activities",
+    Returns {"graphs", "operators": [{"operator", "module", "frame", "api", "kinds", "nodes", "activities",
     "gpu_ns"}], "modules": [{"module", ...}], "coverage", "captures", "unmatched", "note"}, and with
     `stacks` "nodes": one entry per replayed node with every field and its whole Python stack."""
     traces = [capture_trace] if isinstance(capture_trace, Trace) else capture_trace
@@ -76,7 +76,7 @@ def attribute(replay: Trace, capture_trace: Trace | list[Trace] | None = None, s
             "records it), or give the capture's trace with --capture",
         }
     rows = np.flatnonzero(meta["matched"])
-    operators = nodes.grouped(("operator", "module", "frame"), rows)
+    operators = nodes.grouped(("operator", "module", "frame", "api"), rows)
     for entry in operators:
         entry["operator"] = entry["operator"] or NO_OPERATOR
     note = None

@@ -162,10 +162,11 @@ def capture_lines(found: dict[str, Any], limit: int = 15) -> list[str]:
         lines.append(f"  {found['note']}")
     if not found["operators"]:
         return lines
-    width = min(40, max(len(o["operator"]) for o in found["operators"]))
+    named = [_operator_name(o) for o in found["operators"]]
+    width = min(40, max(len(n) for n in named))
     lines.append(f"  {'operator':<{width}}  {'nodes':>5}  {'replayed':>8}  {'GPU time':>10}  module  frame")
-    for o in found["operators"][:limit]:
-        name = o["operator"] if len(o["operator"]) <= width else o["operator"][: width - 1] + "…"
+    for o, name in zip(found["operators"][:limit], named, strict=False):
+        name = name if len(name) <= width else name[: width - 1] + "…"
         lines.append(
             f"  {name:<{width}}  {o['nodes']:>5,}  {o['activities']:>8,}  {format_ns(o['gpu_ns']):>10}  "
             f"{o.get('module') or '-'}  {o['frame'] or '-'}"
@@ -189,6 +190,13 @@ def capture_lines(found: dict[str, Any], limit: int = 15) -> list[str]:
         lines.append(f"  Replay GPU time attributed: {shares}")
     lines += module_lines(found.get("modules") or [], found.get("coverage", {}).get("gpu_ns", 0), limit)
     return lines
+
+
+def _operator_name(row: dict[str, Any]) -> str:
+    """An operator row's name; one without an operator named by the call that made its nodes."""
+    if row["operator"].startswith("(") and row.get("api"):
+        return f"{row['operator'][:-1]}: {row['api']})"
+    return row["operator"]
 
 
 def module_lines(modules: list[dict[str, Any]], total_ns: int, limit: int = 15) -> list[str]:

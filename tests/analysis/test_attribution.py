@@ -463,3 +463,19 @@ def test_an_emit_nvtx_range_names_the_operator_and_its_sizes():
     text = "aten::addmm, seq = 12, op_id = 40, sizes = [[4, 16], [16, 16], [16]], input_op_ids = [(38, 0)]"
     assert _operator_text(text, kineto=False) == ("aten::addmm", "[[4, 16], [16, 16], [16]]")
     assert _operator_text("capture", kineto=False) == ("capture", None)
+
+
+def test_nodes_without_an_operator_are_told_apart_by_the_call_that_made_them(capsys):
+    """The torch MLP export has no NVTX around its capture: cuBLAS's cuLaunchKernelEx GEMMs and the
+    elementwise cudaLaunchKernel kernels are still two rows; their time checked in SQL."""
+    path = DATA / "h200_torch_mlp_node.sqlite"
+    assert main(["summary", str(path), "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "(no operator: cuLaunchKernelEx)" in text and "(no operator: cudaLaunchKernel)" in text
+    rows = {o["api"]: o["gpu_ns"] for o in attribute(load_trace(path))["operators"]}
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        gemm = db.execute(
+            'SELECT SUM(k."end" - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName '
+            "WHERE k.graphNodeId IS NOT NULL AND s.value LIKE 'nvjet%'"
+        ).fetchone()[0]
+    assert rows["cuLaunchKernelEx"] == gemm  # cuBLAS's GEMMs are the nvjet kernels
