@@ -239,7 +239,8 @@ def _pair_by_size(replay: Trace, nodes: NodeAttribution, chosen: dict) -> None:
     """Graphs of one shape with as many exact captures of it that disagree: paired by size order."""
     groups: dict[tuple, list[int]] = {}
     for graph, candidates in chosen.items():
-        if len(candidates) > 1 and all(len(o) == 1 for _, opts in candidates for o in opts):
+        exact = len(candidates) > 1 and all(len(o) == 1 for _, opts in candidates for o in opts)
+        if exact and len({tuple(w.fields["shapes"]) for w, _ in candidates}) > 1:  # sizes to tell apart
             groups.setdefault(tuple(id(w) for w, _ in candidates), []).append(graph)
     if not groups:
         return
