@@ -316,6 +316,8 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     if args.top < 0:
         raise BadInputError("--top cannot be negative")
     if len(args.files) > 1 or args.files[0].is_dir():
+        if args.capture or args.stacks:
+            raise BadInputError("--capture and --stacks attribute one replay trace, not a job's rank traces")
         return _summary_of_ranks(args)
     args.file = args.files[0]
     question = _summary_question(args)

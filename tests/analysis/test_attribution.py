@@ -479,3 +479,12 @@ def test_nodes_without_an_operator_are_told_apart_by_the_call_that_made_them(cap
             "WHERE k.graphNodeId IS NOT NULL AND s.value LIKE 'nvjet%'"
         ).fetchone()[0]
     assert rows["cuLaunchKernelEx"] == gemm  # cuBLAS's GEMMs are the nvjet kernels
+
+
+def test_capture_with_several_replay_files_is_refused_in_one_line(tmp_path, capsys):
+    replay = Trace()
+    replay.replay([("gemm", 8, 10.0)])
+    a, b = replay.write(tmp_path / "a.json.gz"), replay.write(tmp_path / "b.json.gz")
+    assert main(["summary", str(a), str(b), "--capture", str(a)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "rank traces" in err
