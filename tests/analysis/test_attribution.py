@@ -488,3 +488,24 @@ def test_capture_with_several_replay_files_is_refused_in_one_line(tmp_path, caps
     assert main(["summary", str(a), str(b), "--capture", str(a)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "rank traces" in err
+
+
+def test_a_kept_summary_answer_is_asked_again_when_a_capture_file_changes(tmp_path, capsys, own_cache):
+    replay = Trace()
+    replay.replay([("gemm", 8, 10.0), ("add", 4, 2.0), ("gemm", 8, 12.0)])
+    path = replay.write(tmp_path / "replay.json.gz")
+    folder = tmp_path / "captures"
+    folder.mkdir()
+    capture = Trace()
+    capture.capture(DECODER)
+    capture.write(folder / "a.json.gz")
+    ask = ["summary", str(path), "--capture", str(folder), "--json"]
+    assert main(ask) == 0
+    first = json.loads(capsys.readouterr().out)["capture_attribution"]
+    renamed = Trace()
+    renamed.capture([dict(c, op=c["op"] + "_v2") for c in DECODER])
+    renamed.write(folder / "a.json.gz")  # the same file name, new content
+    assert main(ask) == 0
+    second = json.loads(capsys.readouterr().out)["capture_attribution"]
+    assert {o["operator"] for o in first["operators"]} == {"aten::mm", "aten::add"}
+    assert {o["operator"] for o in second["operators"]} == {"aten::mm_v2", "aten::add_v2"}
