@@ -49,9 +49,12 @@ def _add_summary(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--capture",
         type=Path,
+        action="append",
         metavar="FILE",
-        help="a trace of the graphs' capture: each replayed node gets the operator that launched it",
+        help="a trace of the graphs' capture (repeat it, or name a folder: one file per size and rank): each "
+        "replayed node gets the operator, module, shapes and line of code that made it",
     )
+    p.add_argument("--stacks", action="store_true", help="with --json: every replayed node with its whole stack")
     _add_cache_option(p)
     p.set_defaults(handler=_cmd_summary)
 
@@ -332,6 +335,8 @@ def _cmd_summary(args: argparse.Namespace) -> int:
         raise BadInputError("summary: an empty file name names no trace (give a file, or a folder of rank traces)")
     args.files = [Path(f) for f in args.files]
     if len(args.files) > 1 or args.files[0].is_dir():
+        if args.capture or args.stacks:
+            raise BadInputError("--capture and --stacks attribute one replay trace, not a job's rank traces")
         return _summary_of_ranks(args)
     args.file = args.files[0]
     question = _summary_question(args)
@@ -353,9 +358,12 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
         summary["nvtx_ranges"] = nvtx_table(trace, analysis)
     if args.capture is not None or _has_graph_nodes(trace):
+        from graphscope.analysis.attribution_files import load_captures
         from graphscope.analysis.capture_ops import attribute
 
-        summary["capture_attribution"] = attribute(trace, load_trace(args.capture) if args.capture else None)
+        captures, skipped = load_captures(args.capture, load_trace) if args.capture else (None, [])
+        summary["capture_attribution"] = attribute(trace, captures, stacks=args.stacks)
+        summary["capture_attribution"] |= {"skipped": skipped} if skipped else {}
     answer = json.dumps(summary, indent=2) if args.json else render_summary(summary)
     print(answer)
     if question:
@@ -380,12 +388,16 @@ def _summary_question(args: argparse.Namespace) -> dict | None:
     """What a summary's answer depends on, file aside; None where it cannot be kept (a file that is not
     there, say, which the reader then names)."""
     try:
-        capture = answer_cache.file_key(args.capture, "capture") if args.capture is not None else None
+        capture = None
+        if args.capture is not None:
+            from graphscope.analysis.attribution_files import capture_files
+
+            capture = [answer_cache.file_key(path, "capture") for path in capture_files(args.capture)]
         if not args.file.is_file():
             return None
     except OSError:
         return None
-    keys = ("json", "top", "range", "nvtx", "whole_trace", "by_nvtx")
+    keys = ("json", "top", "range", "nvtx", "whole_trace", "by_nvtx", "stacks")
     return {"command": "summary", **{k: getattr(args, k, None) for k in keys}, "capture": capture}
 
 

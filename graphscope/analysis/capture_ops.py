@@ -1,187 +1,145 @@
-"""Which operator launched each replayed graph kernel: a graph's nodes matched to its capture's calls.
+"""Which operator, module, shapes and line of code made each replayed graph node: the summary's answer.
 
 A graph replay shows kernels but not who asked for them: their CPU side is one `cudaGraphLaunch`. The
-capture shows who asked (each launch call sits inside the PyTorch operator, and with `with_stack` the
-Python frame, that made it) but runs no kernel. Stream capture turns the node-making calls of one
-thread between `cudaStreamBeginCapture` and `cudaStreamEndCapture` (kernel launches, copies, memsets)
-into the graph's nodes in the order they were made, and a PyTorch-profiler replay numbers a launch's
-work by start order (trace/kineto.py), so node i of a graph is call i of the capture whose calls match
-it in count and kind. The capture may be in the replay's own trace (`graphscope run --profile torch`
-records it) or in another. Where the graph's work ran on more than one stream, start order can differ
-from capture order and the match is only by position: that is said.
+sources that know are read into one columnar table (analysis/attribution.py): the calls of a capture
+trace (the replay's own, which `graphscope run --profile torch` records, or files given with --capture;
+analysis/attribution_match.py) and, in a node-mode Nsight export, the node-creation events
+(analysis/attribution_nsight.py), which fill what a capture trace left unknown. Where a PyTorch-profiler
+graph ran on more than one stream, start order can differ from capture order and the match is only by
+position: that is said.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+import weakref
 from typing import Any
 
 import numpy as np
 
-from graphscope.core.events import NODE_WORK, Activity, ApiKind, graph_of
-from graphscope.trace.kineto import RANGE_DOMAINS
+from graphscope.analysis.attribution import NO_OPERATOR, NodeAttribution, replayed_nodes
+from graphscope.analysis.attribution_match import Window, match, windows
+from graphscope.analysis.attribution_nsight import attribute_created
 from graphscope.trace.model import Trace
-from graphscope.trace.schema import classify_api
 
-BEGIN = ("cudaStreamBeginCapture", "cuStreamBeginCapture", "hipStreamBeginCapture")
-END = ("cudaStreamEndCapture", "cuStreamEndCapture", "hipStreamEndCapture")
-NODE_CALLS = {ApiKind.KERNEL_LAUNCH: Activity.KERNEL, ApiKind.MEMCPY: Activity.MEMCPY, ApiKind.MEMSET: Activity.MEMSET}
-OPERATOR, FRAME = RANGE_DOMAINS["cpu_op"], RANGE_DOMAINS["python_function"]
-NO_OPERATOR = "(no operator)"
+__all__ = ["NO_OPERATOR", "attribute", "attribution", "captures", "made_by"]
+DETAILS = (("operator", "operator"), ("module", "module"), ("shapes", "input shapes"), ("frame", "line"))
+_HELD: dict[int, NodeAttribution] = {}
 
 
-@dataclass
-class Capture:
-    """One stream capture: its thread, window and node-making calls (kind, operator, frame) in order."""
-
-    thread: int
-    start: int
-    end: int
-    calls: list[tuple[int, str, str | None]] = field(default_factory=list)
-
-    @property
-    def kinds(self) -> tuple[int, ...]:
-        return tuple(kind for kind, _, _ in self.calls)
+def captures(trace: Trace) -> list[Window]:
+    """Every capture window of the trace with the story of each node-making call in it."""
+    return windows(trace)
 
 
-def captures(trace: Trace) -> list[Capture]:
-    """Every capture window of the trace with the operator and frame around each node-making call."""
-    api, names = trace.api, trace.symbols
-    ids, inverse = np.unique(api.name, return_inverse=True)  # classify each distinct name once
-    texts = [names.name(int(n)) for n in ids.tolist()]
-    kinds = np.array([classify_api(t) for t in texts], dtype=np.int8)[inverse]
-    begins = np.array([t.startswith(BEGIN) for t in texts], dtype=bool)[inverse]
-    ends = np.array([t.startswith(END) for t in texts], dtype=bool)[inverse]
-    makes_node = np.isin(kinds, [int(k) for k in NODE_CALLS])
-    kineto = trace.info.layout == "kineto"
-    found = []
-    for row in np.flatnonzero(begins).tolist():
-        thread, start = int(api.thread[row]), int(api.start[row])
-        same = api.thread == thread
-        closing = np.flatnonzero(same & ends & (api.start > start))
-        if not len(closing):
-            continue  # a capture the trace cut off
-        end = int(api.start[closing].min())
-        capture = Capture(thread, start, end)
-        inside = np.flatnonzero(same & makes_node & (api.start > start) & (api.start < end))
-        nvtx = trace.nvtx
-        ranges = np.flatnonzero((nvtx.thread == thread) & (nvtx.start <= end) & (nvtx.end >= start))
-        ranges = ranges[np.argsort(nvtx.start[ranges], kind="stable")]  # the window's ranges, once
-        for call in inside[np.argsort(api.start[inside], kind="stable")].tolist():
-            activity = NODE_CALLS[ApiKind(int(kinds[call]))]
-            capture.calls.append((int(activity), *_around(trace, ranges, int(api.start[call]), kineto)))
-        found.append(capture)
-    return found
+def attribution(replay: Trace, capture_traces: list[Trace] | None = None) -> tuple[NodeAttribution, dict[str, Any]]:
+    """The replay's nodes with every field the sources give, and how each graph matched."""
+    nodes = replayed_nodes(replay)
+    matched = np.zeros(len(nodes.node), bool)
+    created, found, graphs = 0, [], []
+    creation_first = not capture_traces and len(replay.graph_nodes) > 0  # exact: no matching by kinds
+    if creation_first and len(nodes.node):
+        created = attribute_created(replay, nodes)
+    if not created:
+        for trace in capture_traces if capture_traces else [replay]:
+            found += windows(trace)
+        if found and len(nodes.node):
+            graphs = match(replay, nodes, found).graphs
+            for graph in graphs:
+                matched[nodes.rows_of(graph["graph"])] = True
+        if len(replay.graph_nodes) and len(nodes.node) and not creation_first:
+            created = attribute_created(replay, nodes)  # what the capture trace left unknown
+    matched |= nodes.fields["capture"] >= 0
+    for capture in nodes.captures:  # null: the replay's own trace
+        capture["file"] = None if capture["file"] == str(replay.path) else capture["file"]
+    unmatched = [g for g in nodes.graphs() if not matched[nodes.rows_of(g)].any()]
+    meta = {"graphs": graphs, "windows": len(found), "created": created, "matched": matched, "unmatched": unmatched}
+    return nodes, meta
 
 
-def _around(trace: Trace, ranges: np.ndarray, at: int, kineto: bool) -> tuple[str, str | None]:
-    """The innermost operator and Python frame among `ranges` open at `at` (the frame outside torch's own
-    files and built-ins where there is one: the user's line, not the library's). In an Nsight export the
-    operator is the innermost NVTX range (PyTorch's `emit_nvtx` names them after the operators)."""
-    nvtx = trace.nvtx
-    open_ = ranges[(nvtx.start[ranges] <= at) & (nvtx.end[ranges] >= at)]  # `ranges`: by start, one thread
-    operator, innermost_frame, user_frame = None, None, None
-    for row in open_.tolist():
-        domain = int(nvtx.domain[row]) if kineto else OPERATOR
-        text = trace.symbols.name(int(nvtx.text[row]))
-        if domain == OPERATOR:
-            operator = text
-        elif domain == FRAME:
-            innermost_frame = text
-            if not text.startswith("<built-in") and "torch/" not in text and "site-packages" not in text:
-                user_frame = text
-    return operator or NO_OPERATOR, user_frame or innermost_frame
+def attribute(replay: Trace, capture_trace: Trace | list[Trace] | None = None, stacks: bool = False) -> dict[str, Any]:
+    """Replayed graph work by the operator, module and frame that made it during capture.
 
-
-def attribute(replay: Trace, capture_trace: Trace | None = None) -> dict[str, Any]:
-    """Replayed graph work by the operator (and frame) that launched it during capture.
-
-    Returns {"graphs": [{"graph", "nodes", "capture", "by_position_only"}], "operators": [{"operator",
-    "frame", "kinds", "nodes", "activities", "gpu_ns"}], "unmatched": [graph ids], "note"}."""
-    windows = captures(capture_trace if capture_trace is not None else replay)
-    nodes = _graph_nodes(replay)
-    ordered_by_start = replay.info.layout == "kineto"  # an Nsight export's node ids come from the capture
-    if not nodes:
-        return {"graphs": [], "operators": [], "unmatched": [], "note": "no graph replays with their work in the trace"}
-    if not windows:
-        where = "the capture trace" if capture_trace is not None else "this trace"
+    Returns {"graphs", "operators": [{"operator", "module", "frame", "api", "kinds", "nodes", "activities",
+    "gpu_ns"}], "modules": [{"module", ...}], "coverage", "captures", "unmatched", "note"}, and with
+    `stacks` "nodes": one entry per replayed node with every field and its whole Python stack."""
+    traces = [capture_trace] if isinstance(capture_trace, Trace) else capture_trace
+    nodes, meta = attribution(replay, traces)
+    empty = {"graphs": [], "operators": [], "modules": [], "captures": [], "coverage": nodes.coverage()}
+    if not len(nodes.node):
+        return {**empty, "unmatched": [], "note": "no graph replays with their work in the trace"}
+    if not meta["windows"] and not meta["created"]:
+        where = "the capture trace" if traces else "this trace"
         return {
-            "graphs": [],
-            "operators": [],
-            "unmatched": sorted(nodes),
+            **empty,
+            "unmatched": nodes.graphs(),
             "note": f"{where} holds no stream capture: profile the capture too (graphscope run --profile torch "
             "records it), or give the capture's trace with --capture",
         }
-    by_kinds = defaultdict(list)
-    for number, window in enumerate(windows):
-        by_kinds[window.kinds].append(number)
-    graphs, unmatched = [], []
-    totals: dict[tuple[str, str | None], Counter] = defaultdict(Counter)
-    for graph, info in sorted(nodes.items()):
-        candidates = by_kinds.get(info["kinds"], [])
-        # several captures of the same shape (one per batch size): they agree on the operators or are ambiguous
-        calls = {tuple((op, frame) for _, op, frame in windows[c].calls) for c in candidates}
-        if len(calls) != 1:
-            unmatched.append(graph)
-            continue
-        chosen = next(iter(calls))
-        reordered = ordered_by_start and info["streams"] > 1
-        graphs.append({"graph": graph, "nodes": len(chosen), "capture": candidates[0], "by_position_only": reordered})
-        for index, (op, frame) in enumerate(chosen):
-            kind = Activity(info["kinds"][index]).noun
-            totals[(op, frame)]["nodes"] += 1
-            totals[(op, frame)]["activities"] += info["count"][index]
-            totals[(op, frame)]["gpu_ns"] += info["gpu_ns"][index]
-            totals[(op, frame)][f"kind:{kind}"] += 1
-    operators = [
-        {
-            "operator": op,
-            "frame": frame,
-            "kinds": {k.removeprefix("kind:"): v for k, v in sorted(c.items()) if k.startswith("kind:")},
-            "nodes": c["nodes"],
-            "activities": c["activities"],
-            "gpu_ns": c["gpu_ns"],
-        }
-        for (op, frame), c in sorted(totals.items(), key=lambda item: -item[1]["gpu_ns"])
-    ]
+    rows = np.flatnonzero(meta["matched"])
+    operators = nodes.grouped(("operator", "module", "frame", "api"), rows)
+    for entry in operators:
+        entry["operator"] = entry["operator"] or NO_OPERATOR
     note = None
-    if unmatched:
+    if meta["unmatched"]:
         note = (
-            f"{len(unmatched)} of {len(nodes)} graphs match no single capture (node counts or kinds differ, or "
-            "several captures of that shape launched from different operators)"
+            f"{len(meta['unmatched'])} of {len(nodes.graphs())} graphs match no single capture (node counts or "
+            "kinds differ)"
         )
-    return {"graphs": graphs, "operators": operators, "unmatched": unmatched, "note": note}
-
-
-def _graph_nodes(trace: Trace) -> dict[int, dict[str, Any]]:
-    """Per graph: its node kinds in index order, and per node the replayed activities and GPU time
-    (columns grouped with numpy: a replay trace holds millions of node activities)."""
-    ids, kinds, durations, streams = [], [], [], []
-    for kind in NODE_WORK:
-        table = getattr(trace, kind.table)
-        if not len(table) or "graph_node" not in table.columns:
-            continue
-        member = table.graph_node >= 0
-        ids.append(table.graph_node[member].astype(np.int64))
-        kinds.append(np.full(int(member.sum()), int(kind), np.int64))
-        durations.append((table.end - table.start)[member].astype(np.int64))
-        streams.append(table.stream[member].astype(np.int64))
-    if not ids or not sum(len(i) for i in ids):
-        return {}
-    node, kind, duration, stream = (np.concatenate(c) for c in (ids, kinds, durations, streams))
-    unique, first, inverse = np.unique(node, return_index=True, return_inverse=True)  # sorted: graph, then index
-    count = np.bincount(inverse)
-    gpu = np.bincount(inverse, weights=duration).astype(np.int64)
-    graphs = graph_of(unique)
-    per_graph_streams = np.unique(np.stack([graph_of(node), stream], axis=1), axis=0)
-    result = {}
-    for graph in np.unique(graphs).tolist():
-        mine = np.flatnonzero(graphs == graph)
-        result[graph] = {
-            "kinds": tuple(kind[first[mine]].tolist()),
-            "count": count[mine].tolist(),
-            "gpu_ns": gpu[mine].tolist(),
-            "streams": int((per_graph_streams[:, 0] == graph).sum()),
-        }
+    result = {
+        "graphs": meta["graphs"] or _created_graphs(nodes, rows),
+        "operators": operators,
+        "modules": [m for m in nodes.grouped(("module",), rows) if m["module"] is not None],
+        "coverage": nodes.coverage(),
+        "captures": nodes.captures,
+        "unmatched": meta["unmatched"],
+        "note": note,
+    }
+    if stacks:
+        result["nodes"] = nodes.node_rows()
     return result
+
+
+def _created_graphs(nodes: NodeAttribution, rows: np.ndarray) -> list[dict[str, Any]]:
+    """The graphs attributed through creation events alone (an Nsight export without a capture trace)."""
+    out = []
+    for graph in nodes.graphs():
+        mine = np.intersect1d(nodes.rows_of(graph), rows)
+        if len(mine):
+            numbers = np.unique(nodes.fields["capture"][mine])
+            only = int(nodes.texts.name(int(numbers[0]))) if len(numbers) == 1 and numbers[0] >= 0 else None
+            out.append(
+                {
+                    "graph": graph,
+                    "nodes": len(mine),
+                    "capture": only,
+                    "candidates": [] if only is None else [only],
+                    "match": "node creation events",
+                    "by_position_only": False,
+                }
+            )
+    return out
+
+
+def node_attribution(trace: Trace) -> NodeAttribution:
+    """The trace's own attribution (its capture, or its node-creation events), made once per loaded trace:
+    Details asks for it at every click on a replayed kernel."""
+    key = id(trace)
+    found = _HELD.get(key)
+    if found is None:
+        found = _HELD[key] = attribution(trace)[0]
+        weakref.finalize(trace, _HELD.pop, key, None)
+    return found
+
+
+def made_by(trace: Trace, node: int) -> list[tuple[str, str]]:
+    """(label, text) of what made one graph node during capture, for Details: operator, module, input
+    shapes, the user's line and the call; only the fields the trace tells."""
+    nodes = node_attribution(trace)
+    at = int(np.searchsorted(nodes.node, node))
+    if at >= len(nodes.node) or int(nodes.node[at]) != node:
+        return []
+    fields = [(label, nodes.text(name, at)) for name, label in DETAILS]
+    call = nodes.text("api", at)
+    if call is not None:
+        fields.append(("captured from", call))
+    return [(label, text) for label, text in fields if text is not None]

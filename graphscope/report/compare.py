@@ -50,9 +50,22 @@ def build_report(a: Side, b: Side | None = None, title: str | None = None) -> di
         "notes": [f"{s.label}: {n}" for s in (a, b) if s is not None for n in s.notes],
     }
     steps = anatomy_tables([(s.label, s.summary) for s in (a, b) if s is not None])  # analysis/anatomy.py
-    if steps:
-        report["tables"] = steps
+    modules = [module_table(s, name) for s, name in ((a, "A"), (b, "B")) if s is not None and s.modules]
+    if steps or modules:
+        report["tables"] = [*steps, *modules]
     return report
+
+
+def module_table(side: Side, name: str) -> dict[str, Any]:
+    """Time by module inside graphs: one side's replayed graph time per nn.Module path."""
+    rows = [[m["module"], m["nodes"], format_ns(m["gpu_ns"]), f"{m['share']:.1%}"] for m in side.modules]
+    return {
+        "title": f"Time by module inside graphs ({name}: {side.label}, every replay in the trace)",
+        "columns": ["module", "nodes", "GPU time", "share of graph time"],
+        "rows": rows,
+        "raw_columns": ["module", "nodes", "gpu_ns", "share"],
+        "raw": [[m["module"], m["nodes"], m["gpu_ns"], m["share"]] for m in side.modules],
+    }
 
 
 def _stats(values: np.ndarray) -> dict[str, float] | None:

@@ -80,6 +80,7 @@ class Side:
     notes: list[str] = field(default_factory=list)
     kernel_steps: int | None = None  # steps the kernel counts cover, when they come from another source
     program: str | None = None  # the traced command line, where the trace records it (Nsight Systems)
+    modules: list[dict[str, Any]] = field(default_factory=list)  # replayed graph time by module (attribution)
 
     @property
     def step_count(self) -> int:
@@ -120,7 +121,19 @@ def trace_side(trace: Trace, analysis: TraceAnalysis, scope: Scope | None, label
     side.duration_ns = (kernels.end - kernels.start)[kernels_in].astype(np.float64)
     side.excerpt = excerpt(trace, analysis, int(windows[0][0]), int(windows[1][0]))
     side.dag = _dag(trace, analysis, rows)
+    side.modules = _modules(trace)
     return side
+
+
+def _modules(trace: Trace) -> list[dict[str, Any]]:
+    """Every replay's graph time by the nn.Module that made each node (analysis/capture_ops.py), where
+    the trace holds node-level graph work and its capture tells modules; else none."""
+    if not any(len(t) and bool((t.graph_node >= 0).any()) for t in (trace.kernels, trace.memcpy, trace.memset)):
+        return []
+    from graphscope.analysis.capture_ops import attribute
+
+    found = attribute(trace)
+    return [dict(m, share=m["gpu_ns"] / found["coverage"]["gpu_ns"]) for m in found["modules"]]
 
 
 def program_of(trace: Trace) -> str | None:

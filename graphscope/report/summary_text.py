@@ -161,19 +161,21 @@ def render_summary(s: dict[str, Any]) -> str:
 
 
 def capture_lines(found: dict[str, Any], limit: int = 15) -> list[str]:
-    """The replayed graph work by the operator (and frame) that launched it during capture."""
+    """The replayed graph work by the operator (module and user frame) that made it during capture, the
+    time by module, and how much of the replay's GPU time each field covers."""
     lines = ["", "Graph work by the operator that launched it during capture (every replay in the trace)"]
     if found.get("note"):
         lines.append(f"  {found['note']}")
     if not found["operators"]:
         return lines
-    width = min(40, max(len(o["operator"]) for o in found["operators"]))
-    lines.append(f"  {'operator':<{width}}  {'nodes':>5}  {'replayed':>8}  {'GPU time':>10}  frame")
-    for o in found["operators"][:limit]:
-        name = o["operator"] if len(o["operator"]) <= width else o["operator"][: width - 1] + "…"
+    named = [_operator_name(o) for o in found["operators"]]
+    width = min(40, max(len(n) for n in named))
+    lines.append(f"  {'operator':<{width}}  {'nodes':>5}  {'replayed':>8}  {'GPU time':>10}  module  frame")
+    for o, name in zip(found["operators"][:limit], named, strict=False):
+        name = name if len(name) <= width else name[: width - 1] + "…"
         lines.append(
             f"  {name:<{width}}  {o['nodes']:>5,}  {o['activities']:>8,}  {format_ns(o['gpu_ns']):>10}  "
-            f"{o['frame'] or '-'}"
+            f"{o.get('module') or '-'}  {o['frame'] or '-'}"
         )
     if len(found["operators"]) > limit:
         lines.append(f"  … {len(found['operators']) - limit} more operators (--json has them all)")
@@ -182,4 +184,38 @@ def capture_lines(found: dict[str, Any], limit: int = 15) -> list[str]:
             "  (a graph ran on several streams: its nodes are matched to the capture's calls by position, "
             "which start order may not keep)"
         )
+    inexact = [g for g in found["graphs"] if g.get("match") not in (None, "exact", "node creation events")]
+    if inexact:
+        how = " or ".join(sorted({g["match"] for g in inexact}))
+        lines.append(
+            f"  {len(inexact)} graph(s) matched with {how}: a node's fields are kept where every placement agrees"
+        )
+    coverage = found.get("coverage")
+    if coverage and coverage.get("gpu_ns"):
+        shares = ", ".join(f"{k} {coverage[k]:.0%}" for k in ("operator", "module", "shapes", "frame", "api"))
+        lines.append(f"  Replay GPU time attributed: {shares}")
+    lines += module_lines(found.get("modules") or [], found.get("coverage", {}).get("gpu_ns", 0), limit)
+    return lines
+
+
+def _operator_name(row: dict[str, Any]) -> str:
+    """An operator row's name; one without an operator named by the call that made its nodes."""
+    if row["operator"].startswith("(") and row.get("api"):
+        return f"{row['operator'][:-1]}: {row['api']})"
+    return row["operator"]
+
+
+def module_lines(modules: list[dict[str, Any]], total_ns: int, limit: int = 15) -> list[str]:
+    """Time by module inside graphs: replayed GPU time per nn.Module path."""
+    if not modules:
+        return []
+    lines = ["", "Time by module inside graphs"]
+    width = min(60, max(len(m["module"]) for m in modules))
+    lines.append(f"  {'module':<{width}}  {'nodes':>5}  {'GPU time':>10}  {'share':>6}")
+    for m in modules[:limit]:
+        name = m["module"] if len(m["module"]) <= width else "…" + m["module"][-(width - 1) :]
+        share = f"{m['gpu_ns'] / total_ns:.0%}" if total_ns else "-"
+        lines.append(f"  {name:<{width}}  {m['nodes']:>5,}  {format_ns(m['gpu_ns']):>10}  {share:>6}")
+    if len(modules) > limit:
+        lines.append(f"  … {len(modules) - limit} more modules (--json has them all)")
     return lines

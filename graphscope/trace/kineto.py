@@ -16,6 +16,7 @@ Times become integer nanoseconds (the trace writes microseconds).
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -49,12 +50,26 @@ class _Columns:
     def reset(self) -> None:
         self.rows: dict[str, list[tuple]] = {k: [] for k in ("api", "kernels", "memcpy", "memset", "nvtx")}
         self.names: dict[str, int] = {}
+        self.shapes: dict[tuple[bytes, bytes], int] = {}
         self.skipped = 0
 
     def name(self, text: str) -> int:
         found = self.names.get(text)
         if found is None:
             found = self.names[text] = len(self.names)
+        return found
+
+    def shape(self, args) -> int:
+        """The symbol of an operator's input shapes text (-1: none), decoded once per distinct raw value:
+        a trace repeats a few thousand of them over hundreds of thousands of operators."""
+        key = (bytes(args.input_dims), bytes(args.input_type))
+        found = self.shapes.get(key)
+        if found is None:
+            try:
+                text = _shapes(*(json.loads(raw) if raw else None for raw in key))
+            except (ValueError, RecursionError):  # not JSON a profiler writes: no shapes, the event kept
+                text = None
+            found = self.shapes[key] = -1 if text is None else self.name(text)
         return found
 
     def add(self, batch: list[Event]) -> None:
@@ -86,7 +101,8 @@ class _Columns:
                     elif cat == "gpu_memset":
                         rows["memset"].append((*_gpu(start, end, e.args), _int(e.args and e.args.bytes, 0)))
                     elif cat in RANGE_CATEGORIES:
-                        rows["nvtx"].append((start, end, name(e.name), *_cpu(e), RANGE_DOMAINS[cat]))
+                        shape = self.shape(e.args) if cat == "cpu_op" and e.args else -1
+                        rows["nvtx"].append((start, end, name(e.name), *_cpu(e), RANGE_DOMAINS[cat], shape))
             except (TypeError, ValueError, OverflowError):
                 self.skipped += 1
 
@@ -101,6 +117,22 @@ def _ns(microseconds: object) -> int:
     if not -(1 << 62) < value < (1 << 62):  # beyond what int64 nanoseconds (and their sums) hold
         raise OverflowError
     return value
+
+
+def _shapes(dims: object, types: object) -> str | None:
+    """An operator's inputs as one text ("float[4, 16], float[16, 16], Scalar"): `Input Dims` with
+    `Input type`, which `record_shapes=True` writes; None without them."""
+    if not isinstance(dims, list) or not dims:
+        return None
+    types = types if isinstance(types, list) else []
+    parts = []
+    for i, shape in enumerate(dims):
+        kind = str(types[i]) if i < len(types) and types[i] is not None else ""
+        tensor = not kind[:1].isupper()  # "Scalar", "ScalarList", "TensorList": not one tensor's dtype
+        if not isinstance(shape, list):
+            return None  # not the profiler's layout (a list per input)
+        parts.append(f"{kind}{shape}" if shape or (kind and tensor) else kind or "[]")
+    return ", ".join(parts)
 
 
 def _int(value: object, default: int = -1) -> int:
@@ -148,7 +180,7 @@ def load_kineto(path: Path) -> Trace:
     if columns.skipped:
         warnings.append(f"{columns.skipped:,} events with values that are not numbers were left out")
     api = _table(columns.rows["api"], ("start", "end", "name", "correlation", "pid", "tid"))
-    nvtx = _table(columns.rows["nvtx"], ("start", "end", "text", "pid", "tid", "domain"))
+    nvtx = _table(columns.rows["nvtx"], ("start", "end", "text", "pid", "tid", "domain", "shapes"))
     clamp_durations("api", api.start, api.end, warnings)
     clamp_durations("nvtx", nvtx.start, nvtx.end, warnings)
     pids = np.unique(np.concatenate([api.pid, nvtx.pid])) if len(api) + len(nvtx) else np.array([0])
@@ -291,6 +323,7 @@ def _nvtx(nvtx: Table, processes: Table, thread_of: dict) -> Table:
             "text": nvtx.text.astype(np.int32),
             "domain": nvtx.domain.astype(np.int64),
             "color": np.full(len(nvtx), -1, np.int64),
+            "shapes": nvtx.shapes.astype(np.int32),  # an operator's input shapes (symbol id), -1 without
             **_cpu_columns(nvtx, processes, thread_of),
         }
     )

@@ -70,6 +70,9 @@ class Args(msgspec.Struct):
     shared: Number = msgspec.field(default=None, name="shared memory")
     graph_node: Number = msgspec.field(default=None, name="graph node id")  # core.events.node_id layout
     graph: Number = msgspec.field(default=None, name="graph id")
+    # cpu_op with record_shapes, kept as raw JSON: decoded once per distinct value (trace/kineto.py)
+    input_dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Input Dims")
+    input_type: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Input type")
 
 
 class Event(msgspec.Struct):

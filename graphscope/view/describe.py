@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphscope.analysis.capture_ops import made_by
 from graphscope.analysis.launch import api_kinds
 from graphscope.core.events import COPY_DIRECTIONS, ApiKind, graph_of, index_in_graph
 from graphscope.core.launch_config import format_dim
@@ -76,7 +77,7 @@ def _graph_node(document: TraceDocument, node: int) -> Fields:
     if mine.sum() > 1:
         durations = (nodes.end - nodes.start)[mine]
         fields.append(("node over launches", f"{int(mine.sum())} launches, median {format_ns(np.median(durations))}"))
-    return fields
+    return fields + made_by(document.trace, node)  # what made the node at capture: operator, module, line
 
 
 def _kernel(document: TraceDocument, row: int) -> tuple[str, Fields]:

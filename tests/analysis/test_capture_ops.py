@@ -32,12 +32,15 @@ def test_a_torch_graph_s_kernels_get_the_operators_of_its_capture():
     kernels = replay.kernels
     gemm = np.array(["gemm" in replay.symbols.name(int(n)) for n in kernels.name.tolist()])
     assert found["operators"][0]["gpu_ns"] == int((kernels.end - kernels.start)[gemm].sum())  # the GEMMs' time
-    assert found["operators"][0]["frame"] == "nn.Module: Linear_0"  # the Python side, with_stack on
+    # the Python side, with_stack and with_modules on: the user's line (not torch's forward), the module path
+    assert found["operators"][0]["frame"] == "torchprof.py(31): <module>"
+    assert found["operators"][0]["module"] == "Linear_0" and found["operators"][1]["module"] is None  # relu: outside
 
 
 def test_the_capture_window_holds_only_the_node_making_calls():
     (window,) = captures(load_trace(CAPTURE))
-    assert [op for _, op, _ in window.calls] == ["aten::addmm", "aten::clamp_min"]  # not cudaMalloc, not queries
+    assert window.fields["operator"] == ["aten::addmm", "aten::clamp_min"]  # not cudaMalloc, not queries
+    assert window.fields["api"] == ["cudaLaunchKernel", "cudaLaunchKernel"]
 
 
 def test_a_profiled_cupy_run_attributes_its_own_capture_and_counts_every_replay():
@@ -54,7 +57,12 @@ def test_a_profiled_cupy_run_attributes_its_own_capture_and_counts_every_replay(
 
 def test_an_nsight_node_trace_uses_its_ranges_and_its_capture_order():
     found = attribute(load_trace(H200_FORKJOIN))
-    assert [o["operator"] for o in found["operators"]] == ["capture"]
+    assert {o["operator"] for o in found["operators"]} == {"capture"}  # the NVTX range around the capture
+    assert {o["api"]: o["nodes"] for o in found["operators"]} == {
+        "cuLaunchKernel": 6,
+        "cudaMemcpyAsync": 1,
+        "cudaMemsetAsync": 1,
+    }
     assert found["graphs"][0]["nodes"] == 8 and not found["graphs"][0]["by_position_only"]
 
 
