@@ -167,7 +167,7 @@ def test_without_the_cache_nothing_is_written_beside_the_report_or_in_the_cache(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["kernels"]["count"] == FORKJOIN_KERNELS
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["run.nsys-rep", "nsys", "nsys-runs", "cache"])
+    assert {p.name for p in tmp_path.iterdir()} - {"cache"} == {"run.nsys-rep", "nsys", "nsys-runs"}
     assert not own_cache.exists() or not any(own_cache.iterdir())
 
 
