@@ -4,16 +4,16 @@ One entry per file in the user's cache folder (never beside the file): a folder 
 identity (core/cache_files.py: path, device, inode, size, times in ns, a hash of its first and last
 blocks) and `CACHE_VERSION`, holding `manifest.json` (the export info, GPUs, strings, per table the
 columns cached and what the SQLite reader needs to read the rest, and per `.npy` file its size, a
-digest of its header and sampled blocks and the 64-bit sum of its data; the manifest carries a digest
+digest of its size and header and the 64-bit sum of its data; the manifest carries a digest
 of itself) and one NumPy `.npy` file per column, memory-mapped read-only on reopen. Columns a later
 command reads from the file (deferred ones) are added to the entry as they load. The folder is bounded
 (`GRAPHSCOPE_CACHE_BYTES`, default 8 GiB; least recently used entries go first); a damaged entry is
 removed and the file read again; `GRAPHSCOPE_NO_CACHE=1` (the CLI's `--no-cache`) turns it off.
 
-Every column is verified as it is mapped: its file's size and header (a truncated or garbled file), and
-the sum of its data as 64-bit words, which any single flipped bit changes (a pass at memory speed:
-measured 4 ms for an 80 MB column, ~10 ms for a 1M-event summary's columns; a full hash of the same
-bytes took 84 ms). Files are opened without following symlinks; every write is beside-and-rename.
+Every column is verified as it is mapped: its file's size and a digest of its header (a truncated or
+garbled file), and the sum of its data as 64-bit words, which any single flipped bit changes (a pass at
+memory speed: 4 ms for an 80 MB column where BLAKE2b took 84 ms; benchmarks/cache_verify.py). Files
+are opened without following symlinks; every write is beside-and-rename.
 
 NumPy's own format rather than Arrow IPC: the columns are NumPy arrays already, mapping them back needs
 no conversion and their dtypes round-trip exactly; pyarrow's IPC reader gives the same memory maps but
@@ -37,10 +37,10 @@ import numpy as np
 from graphscope.core.answer_cache import code_version, enabled, file_key, writes_held
 from graphscope.core.cache_files import (
     DamagedEntry,
+    head_digest,
     make_private_folder,
     open_regular,
     read_checked,
-    sampled_digest,
     write_checked,
     write_file,
 )
@@ -99,7 +99,7 @@ def save_array(where: Path, array: np.ndarray) -> dict[str, Any]:
         np.save(file, array, allow_pickle=False)
         file.flush()
         record["size"] = file.tell()
-        record["head"] = sampled_digest(file.fileno(), record["size"])
+        record["head"] = head_digest(file.fileno(), record["size"])
 
     write_file(where, write)
     return record
@@ -107,12 +107,12 @@ def save_array(where: Path, array: np.ndarray) -> dict[str, Any]:
 
 def load_array(where: Path, record: dict[str, Any], mode: str = "r") -> np.ndarray:
     """A `.npy` file written by `save_array`, memory-mapped (`mode` "r" or copy-on-write "c"), verified
-    against its record: a symlink, another size, a changed header or sampled block, an object dtype or
+    against its record: a symlink, another size, a changed header, an object dtype or
     another sum of its data raise DamagedEntry."""
     fd = open_regular(where)
     with os.fdopen(fd, "rb") as file:
         size = os.fstat(fd).st_size
-        if size != record["size"] or sampled_digest(fd, size) != record["head"]:
+        if size != record["size"] or head_digest(fd, size) != record["head"]:
             raise DamagedEntry(f"{where}: changed since it was written")
         version = np.lib.format.read_magic(file)
         if version == (1, 0):

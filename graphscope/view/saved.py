@@ -11,7 +11,7 @@ the file never changes); an array that is a column of the trace itself is writte
 that column, never as a copy. An entry is a folder in the trace cache's folder, keyed by the file's
 identity (core/cache_files.py), the sources of the code that computed it and the alignment asked for,
 so it shares the trace cache's switch (`--no-cache`), budget and eviction; its manifest holds a digest
-of the pickle and each array file's record (size, sampled digest, 64-bit sum: trace/cache.py), checked
+of the pickle and each array file's record (size, header digest, 64-bit sum: trace/cache.py), checked
 on load. A damaged or mismatched entry is removed and the parts computed again.
 
 Pickle can run code on load, so the reader takes only the exact (module, name) pairs of `ALLOWED`:
