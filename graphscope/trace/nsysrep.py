@@ -54,12 +54,14 @@ def export_to_sqlite(report: Path, progress: ProgressCallback = no_progress, can
             "or put nsys on PATH (or set GRAPHSCOPE_NSYS)"
         )
     progress(0.0, f"exporting {report.name} with nsys")
-    partial = temporary_beside(target).with_suffix(".partial.sqlite")
+    work = temporary_beside(target).with_suffix(".partial")  # a folder of this export's own, beside the target:
+    work.mkdir(mode=0o700)  # whatever nsys writes there goes with it
     try:
+        partial = work / "export.sqlite"
         _run_nsys(nsys, report, partial, cancel)
         partial.replace(target)
     finally:
-        partial.unlink(missing_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
     if record is not None:
         _remember(report, record, target)
     progress(1.0, "exported")
