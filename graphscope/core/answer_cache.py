@@ -20,7 +20,7 @@ from typing import Any
 
 from graphscope import __version__
 from graphscope.core.cache_files import DamagedEntry, identity, make_private_folder, read_checked, write_checked
-from graphscope.core.settings import cache_dir
+from graphscope.core.settings import cache_subfolder
 
 NO_CACHE_ENV = "GRAPHSCOPE_NO_CACHE"
 
@@ -71,7 +71,7 @@ def _answer_path(path: Path, question: dict[str, Any]) -> Path:
     asked = json.dumps(question, sort_keys=True, default=str)
     made_by = code_version("core", "trace", "analysis", "report")  # what a summary is computed and written by
     digest = hashlib.sha256(f"{made_by}|{asked}".encode()).hexdigest()[:24]
-    return cache_dir() / "answers" / f"{file_key(path, 'answer')}-{digest}.txt"
+    return cache_subfolder("answers") / f"{file_key(path, 'answer')}-{digest}.txt"
 
 
 def get(path: Path, question: dict[str, Any]) -> str | None:

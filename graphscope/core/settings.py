@@ -55,7 +55,13 @@ def cache_dir() -> Path:
     """
     if _refused:
         raise CacheRefused(_refused[0])
-    folder = _xdg_base("XDG_CACHE_HOME", Path.home() / ".cache") / "graphscope"
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError) as error:  # no home folder known: no cache (unless XDG_CACHE_HOME says)
+        home = Path("/nonexistent-home")
+        if not os.path.isabs(os.environ.get("XDG_CACHE_HOME", "")):
+            raise OSError(f"no cache folder: {error}") from None
+    folder = _xdg_base("XDG_CACHE_HOME", home / ".cache") / "graphscope"
     try:
         found = os.lstat(folder)
     except FileNotFoundError:
@@ -79,6 +85,15 @@ def cache_dir() -> Path:
         raise CacheRefused(_refused[0])
     if found.st_mode & 0o077:  # made by an older graphscope (0755): its entries are the user's own
         os.chmod(folder, 0o700)
+    return folder
+
+
+def cache_subfolder(name: str) -> Path:
+    """A folder inside the cache folder (answers, traces, exports); a symlink planted in its place is
+    removed, so nothing the cache writes or reads there lies outside the user's own folder."""
+    folder = cache_dir() / name
+    if folder.is_symlink():
+        folder.unlink()
     return folder
 
 

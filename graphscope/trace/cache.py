@@ -44,7 +44,7 @@ from graphscope.core.cache_files import (
     write_checked,
     write_file,
 )
-from graphscope.core.settings import cache_dir
+from graphscope.core.settings import cache_dir, cache_subfolder
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table
 from graphscope.trace.model import ExportInfo, GpuInfo, Trace
@@ -64,7 +64,7 @@ _opened: dict[str, Path] = {}  # a file's entry as it was when its read began (`
 
 
 def folder() -> Path:
-    return cache_dir() / "traces"
+    return cache_subfolder("traces")
 
 
 def entry_for(path: Path) -> Path:
@@ -368,6 +368,8 @@ def open_entry(path: Path) -> Entry | None:
     except OSError:  # no cache folder can be made (a read-only home, not the user's own): read the file
         return None
     _opened[str(path)] = entry
+    if entry.is_symlink():  # planted: an entry is a folder of the cache's own
+        drop(entry)
     if not os.path.lexists(entry / "manifest.json"):
         return None
     try:

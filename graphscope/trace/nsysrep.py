@@ -30,7 +30,7 @@ from graphscope.core.answer_cache import enabled, file_key
 from graphscope.core.cache_files import make_private_folder, read_checked, temporary_beside, write_checked
 from graphscope.core.errors import BadInputError, Cancelled, GraphscopeError, ToolMissingError
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
-from graphscope.core.settings import cache_dir, find_nsys
+from graphscope.core.settings import cache_subfolder, find_nsys
 
 REPORT_VERSION = "nsys-export:1"
 
@@ -137,7 +137,7 @@ def _record_folder(report: Path) -> Path | None:
     if not enabled():
         return None
     try:
-        return cache_dir() / "exports" / file_key(report, REPORT_VERSION)
+        return cache_subfolder("exports") / file_key(report, REPORT_VERSION)
     except OSError:
         return None
 
@@ -181,7 +181,7 @@ def _target_for(report: Path, record: Path | None) -> Path:
 
 def _made_by_us(report: Path, beside: Path) -> bool:
     """Did graphscope make the export beside the report (for this or an earlier version of it)?"""
-    records = cache_dir() / "exports"
+    records = cache_subfolder("exports")
     for found in records.glob("*/beside.json") if records.is_dir() else ():
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             made = json.loads(read_checked(found))

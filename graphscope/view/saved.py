@@ -267,6 +267,8 @@ def load(trace: Trace, align_to: str | None) -> dict[str, Any] | None:
         entry = entry_for(trace.path, align_to)
     except OSError:
         return None
+    if entry.is_symlink():  # planted: an entry is a folder of the cache's own
+        cache.drop(entry)
     if not os.path.lexists(entry / "manifest.json"):
         return None
     try:

@@ -181,3 +181,19 @@ def test_entries_are_private_to_the_user(own_cache, path):
     for found in [*entry.iterdir(), *(own_cache / "answers").iterdir()]:
         assert found.stat().st_mode & 0o777 == 0o600, found
     assert not [f for f in own_cache.rglob("*") if ".tmp" in f.name or f.name.endswith(".partial")]
+
+
+@pytest.mark.parametrize("where", ["an entry", "the traces folder", "the answers folder"])
+def test_a_symlink_planted_for_a_cache_folder_is_removed_and_nothing_read_or_written_through_it(
+    own_cache, path, tmp_path, capsys, where
+):
+    expected = _summary(capsys, path)
+    entry = _entry(path)
+    elsewhere = tmp_path / "elsewhere"
+    planted = {"an entry": entry, "the traces folder": entry.parent, "the answers folder": own_cache / "answers"}[where]
+    shutil.move(planted, elsewhere)
+    planted.symlink_to(elsewhere, target_is_directory=True)
+    before = sorted(p.relative_to(elsewhere) for p in elsewhere.rglob("*"))
+    assert _summary(capsys, path) == expected and _summary(capsys, path, "--top", "4")["kernels"] == expected["kernels"]
+    cache.wait_for_writers()
+    assert not planted.is_symlink() and sorted(p.relative_to(elsewhere) for p in elsewhere.rglob("*")) == before
