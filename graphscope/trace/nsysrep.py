@@ -1,17 +1,17 @@
 """Turn a `.nsys-rep` report into an SQLite export with `nsys export`, when nsys is installed.
 
-Where the export goes, and when one made before is used again:
+Where the export goes:
 - beside a report in a folder the user can write (`run.sqlite`, as nsys names it), unless a file of that
-  name is there that graphscope did not make; a record in the cache folder (`exports/<report's
-  identity>/beside.json`) holds the identity of the export it made, so it is used again only while both
-  the report and the export are unchanged (core/cache_files.py `identity`: a report fetched with `cp -p`
-  over an older one, or an export edited since, is exported again);
+  name is there that graphscope did not make;
 - otherwise in the cache folder, `exports/<report's identity>/export.sqlite`, evicted with the rest of
   the cache (trace/cache.py `evict`);
 - with caching off (`--no-cache`), into a temporary folder removed when the process exits: nothing is
   written beside the report or in the cache.
-Every export is written under a name of its own (two opens of one report never share a file), checked,
-and renamed into place.
+A record in the cache folder (`exports/<report's identity>/export.json`) holds where the export was made
+and its own identity (core/cache_files.py `identity`), so an export is used again only while both the
+report and the export are unchanged: a report fetched with `cp -p` over an older one, or an export edited
+or damaged since, is exported again. Every export is written in a folder of its own beside its place (two
+opens of one report never share a file), checked, and renamed into place.
 """
 
 from __future__ import annotations
@@ -143,20 +143,24 @@ def _record_folder(report: Path) -> Path | None:
 
 
 def _made_before(report: Path, record: Path | None) -> Path | None:
-    """An export made before from the report as it is now, unchanged since, that opens as an export."""
+    """An export made before from the report as it is now, unchanged since (its identity is the one noted
+    when it was made), that opens as an export; a cached one that is not is removed."""
     if record is None:
         return None
-    candidates = [record / "export.sqlite"]
+    cached = record / "export.sqlite"
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-        beside = json.loads(read_checked(record / "beside.json"))
-        path = Path(beside["path"])
-        if path == report.resolve().with_suffix(".sqlite") and file_key(path, "export") == beside["identity"]:
-            candidates.insert(0, report.with_suffix(".sqlite"))
-    for candidate in candidates:
-        if candidate.is_file() and not candidate.is_symlink() and _opens(candidate):
+        made = json.loads(read_checked(record / "export.json"))
+        places = {
+            str(report.resolve().with_suffix(".sqlite")): report.with_suffix(".sqlite"),
+            str(cached.resolve()): cached,
+        }
+        path = places.get(made["path"])
+        if path is not None and file_key(path, "export") == made["identity"] and _opens(path):
             with contextlib.suppress(OSError):
                 (record / "used").touch()  # least recently used (the export's own times are its identity)
-            return candidate
+            return path
+    with contextlib.suppress(OSError):
+        cached.unlink(missing_ok=True)
     return None
 
 
@@ -182,7 +186,7 @@ def _target_for(report: Path, record: Path | None) -> Path:
 def _made_by_us(report: Path, beside: Path) -> bool:
     """Did graphscope make the export beside the report (for this or an earlier version of it)?"""
     records = cache_subfolder("exports")
-    for found in records.glob("*/beside.json") if records.is_dir() else ():
+    for found in records.glob("*/export.json") if records.is_dir() else ():
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             made = json.loads(read_checked(found))
             if Path(made["path"]) == beside.resolve() and file_key(beside, "export") == made["identity"]:
@@ -194,9 +198,8 @@ def _remember(report: Path, record: Path, target: Path) -> None:
     """Note which export was made for the report as it is now (its own identity with it)."""
     with contextlib.suppress(OSError):
         make_private_folder(record)
-        if target.parent != record:
-            made = {"path": str(target.resolve()), "identity": file_key(target, "export")}
-            write_checked(record / "beside.json", json.dumps(made))
+        made = {"path": str(target.resolve()), "identity": file_key(target, "export")}
+        write_checked(record / "export.json", json.dumps(made))
         (record / "used").touch()
 
 

@@ -181,3 +181,13 @@ def test_two_opens_of_one_report_at_once_both_succeed(own_cache, tmp_path, monke
     outs = (tmp_path / "outs").read_text().split()
     assert len(set(outs)) == 2  # each its own partial file
     assert all(_kernels(e) == FORKJOIN_KERNELS for e in exports) and not list(tmp_path.glob(".*partial*"))
+
+
+def test_a_damaged_cached_export_is_made_again(own_cache, tmp_path, by_content, monkeypatch):
+    monkeypatch.setattr(nsysrep, "_writable", lambda folder: False)
+    report = tmp_path / "run.nsys-rep"
+    report.write_bytes(b"A report")
+    assert _kernels(report) == FORKJOIN_KERNELS
+    (cached,) = (own_cache / "exports").glob("*/export.sqlite")
+    cached.write_bytes(cached.read_bytes()[: cached.stat().st_size // 2])
+    assert _kernels(report) == FORKJOIN_KERNELS and by_content() == 2
