@@ -31,7 +31,8 @@ def _fake_nsys(tmp_path, body):
 
 
 @pytest.fixture
-def report(tmp_path):
+def report(tmp_path, own_cache):
+    """A report in a folder of its own, caching on (the export is made beside it and its record kept)."""
     path = tmp_path / "run.nsys-rep"
     path.write_bytes(b"not really a report")
     return path
