@@ -156,7 +156,7 @@ def identity_case(case: Case, rng: random.Random) -> tuple[str, str | None]:
             shutil.copyfile(other, case.path) if how.startswith("same") else os.replace(other, case.path)
     os.utime(case.path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     if case.path.stat().st_size != stat.st_size:
-        return how, None  # SQLite grew a page: not a same-size case (it is read again for its size anyway)
+        how += " (SQLite grew the file)"  # not a same-size case, still one whose answers must be the new ones
     return how, case.problem()
 
 
