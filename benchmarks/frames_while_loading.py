@@ -196,7 +196,7 @@ def _wait_for_every_column(cache_home: Path, limit: float = 300.0) -> None:
     """Until the trace entry holds every kernel column (the preload adds them on a thread of its own)."""
     deadline = time.monotonic() + limit
     while True:
-        manifests = [json.loads(m.read_text()) for m in cache_home.rglob("manifest.json")]
+        manifests = [json.loads(m.read_text().partition("\n")[2]) for m in cache_home.rglob("manifest.json")]
         kernels = [m["tables"]["kernels"] for m in manifests if "kernels" in m.get("tables", {})]
         if kernels and not kernels[0].get("deferred"):  # tables the file lacks keep their names deferred
             return

@@ -1,13 +1,16 @@
 """Answers computed from a trace file, kept for the next time the same question is asked of the same
 file (standard library only: a warm `summary` prints before NumPy is imported).
 
-A file is known by its resolved path, size and modification time; an answer by the question's
-arguments and the version of the code that made it. Answers live in the user's cache folder, beside
-the trace cache (trace/cache.py), and share its on/off switch and its least-recently-used budget.
+A file is known by its content's identity (core/cache_files.py: path, device, inode, size, times in
+nanoseconds and a hash of its first and last blocks); an answer by the question's arguments and the
+version of the code that made it. An answer carries a digest of its text: one damaged is removed.
+Answers live in the user's cache folder, beside the trace cache (trace/cache.py), and share its on/off
+switch and its least-recently-used budget.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -16,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from graphscope import __version__
-from graphscope.core.settings import cache_dir
+from graphscope.core.cache_files import DamagedEntry, identity, make_private_folder, read_checked, write_checked
+from graphscope.core.settings import cache_subfolder
 
 NO_CACHE_ENV = "GRAPHSCOPE_NO_CACHE"
 
@@ -55,41 +59,61 @@ def code_version(*packages: str) -> str:
 
 
 def file_key(path: Path, version: int | str) -> str:
-    """A file as it is now: its resolved path, size and modification time, and a format version."""
-    stat = path.stat()
-    key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{version}"
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
+    """A file's content as it is now (cache_files.identity: device, inode, size, times in ns, a hash of
+    its first and last blocks) and a format version."""
+    return identity(path, version)
+
+
+_asked: dict[tuple[str, str], Path] = {}  # (file, question) -> the answer's path when `get` was asked
 
 
 def _answer_path(path: Path, question: dict[str, Any]) -> Path:
     asked = json.dumps(question, sort_keys=True, default=str)
     made_by = code_version("core", "trace", "analysis", "report")  # what a summary is computed and written by
     digest = hashlib.sha256(f"{made_by}|{asked}".encode()).hexdigest()[:24]
-    return cache_dir() / "answers" / f"{file_key(path, 'answer')}-{digest}.txt"
+    return cache_subfolder("answers") / f"{file_key(path, 'answer')}-{digest}.txt"
 
 
 def get(path: Path, question: dict[str, Any]) -> str | None:
-    """The answer kept for this question of this file as it is now, or None."""
+    """The answer kept for this question of this file as it is now, or None. An answer that does not
+    match its digest (truncated, edited, empty) is removed, never served."""
     if not enabled():
         return None
     try:
         found = _answer_path(path, question)
-        text = found.read_text()
-        os.utime(found)
-        return text
     except OSError:
         return None
+    _asked[str(path), json.dumps(question, sort_keys=True, default=str)] = found
+    try:
+        text = read_checked(found)
+        if not text.strip():
+            raise DamagedEntry(f"{found}: empty")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):  # damaged (or not a regular file): removed, and the answer computed again
+        _remove(found)
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(found, follow_symlinks=False)
+    return text
 
 
 def put(path: Path, question: dict[str, Any], answer: str) -> None:
-    """Keep an answer (written whole: a temporary file renamed into place); a failure is ignored."""
-    if not enabled():
+    """Keep an answer (written beside and renamed, with its digest); a failure is ignored. Not kept when
+    the file changed since `get` was asked: the answer may be of the file as it was."""
+    if not enabled() or not answer.strip():
         return
     try:
         target = _answer_path(path, question)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(answer)
-        os.replace(temporary, target)
+        asked = _asked.pop((str(path), json.dumps(question, sort_keys=True, default=str)), target)
+        if asked != target:
+            return
+        make_private_folder(target.parent)
+        write_checked(target, answer)
     except OSError:
         return
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()

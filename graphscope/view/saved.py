@@ -8,39 +8,74 @@ The parts are written with pickle (the standard library's format for a graph of 
 dicts keyed by ints, references shared between parts) and every NumPy array of `INLINE_BYTES` or more
 beside it as its own `.npy` file, mapped back copy-on-write (`mmap_mode="c"`: writable in the process,
 the file never changes); an array that is a column of the trace itself is written as a reference to
-that column, never as a copy. An entry is a folder in the trace cache's folder, keyed by the file (path,
-size, modification time), the sources of the code that computed it and the alignment asked for, so it
-shares the trace cache's switch (`--no-cache`), budget and eviction; a damaged one is removed and the
-parts computed again. Pickle can run code on load: only classes of graphscope, NumPy and plain Python
-data (and NumPy's own functions that rebuild an array) are accepted, never another function, from the
-user's own cache folder, written by graphscope.
+that column, never as a copy. An entry is a folder in the trace cache's folder, keyed by the file's
+identity (core/cache_files.py), the sources of the code that computed it and the alignment asked for,
+so it shares the trace cache's switch (`--no-cache`), budget and eviction; its manifest holds a digest
+of the pickle and each array file's record (size, header digest, 64-bit sum: trace/cache.py), checked
+on load. A damaged or mismatched entry is removed and the parts computed again.
+
+Pickle can run code on load, so the reader takes only the exact (module, name) pairs of `ALLOWED`:
+the classes a document is made of, NumPy's dtype and the two functions that rebuild an array, and a few
+plain builtins; never another class, a function, a dotted name or anything reached through a module
+attribute. A reference to the trace's own columns or to an array file names a table and column the
+trace has, or a file listed in the manifest; nothing else is opened.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pickle
+import re
 import shutil
-import threading
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
 
 from graphscope.core.answer_cache import code_version, enabled, file_key
+from graphscope.core.cache_files import DamagedEntry, digest, read_file, write_checked, write_file
 from graphscope.core.table import Table
 from graphscope.trace import cache
 from graphscope.trace.model import Trace
 
-VERSION = 1
+VERSION = 2  # 2: verified files, an exact allowlist
 INLINE_BYTES = 1 << 16  # smaller arrays go inside the pickle: a file each would cost more than its bytes
 PARTS = ("analysis", "default_scope", "focus", "layout", "view", "dags")
 _TABLES = (*cache.EVENT_TABLES, *cache.SMALL_TABLES)
-_ALLOWED = ("graphscope", "numpy", "pathlib", "collections")
-_ALLOWED_BUILTINS = {"set", "frozenset", "slice", "range", "complex", "bytearray", "tuple", "list", "dict"}
-# what arrays, scalars and slices of mapped columns pickle as
-_NUMPY_FUNCTIONS = {"_reconstruct", "_frombuffer", "scalar", "asarray"}
+ALLOWED: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("graphscope.analysis.correlation", "Correlation"),
+        ("graphscope.analysis.gpu_time", "DeviceTime"),
+        ("graphscope.analysis.gpu_time", "IdleGaps"),
+        ("graphscope.analysis.graphs", "GraphLaunches"),
+        ("graphscope.analysis.launch", "LaunchMetrics"),
+        ("graphscope.analysis.scope", "Scope"),
+        ("graphscope.analysis.scope", "ScopedRows"),
+        ("graphscope.analysis.scope", "TimeWindow"),
+        ("graphscope.analysis.summary", "TraceAnalysis"),
+        ("graphscope.core.events", "Activity"),
+        ("graphscope.core.events", "ApiKind"),
+        ("graphscope.core.table", "Table"),
+        ("graphscope.graph.model", "Dag"),
+        ("graphscope.graph.model", "DagNode"),
+        ("graphscope.graph.model", "Fold"),
+        ("graphscope.view.document", "ScopedView"),
+        ("graphscope.view.layout", "Lane"),
+        ("graphscope.view.layout", "TimelineLayout"),
+        ("graphscope.view.lod", "LodLane"),
+        ("graphscope.view.lod", "Runs"),
+        ("numpy", "dtype"),
+        ("numpy", "ndarray"),
+        *((f"numpy.{core}.multiarray", name) for core in ("core", "_core") for name in ("_reconstruct", "scalar")),
+        *((f"numpy.{core}.numeric", "_frombuffer") for core in ("core", "_core")),
+        *(("builtins", name) for name in ("set", "frozenset", "slice", "range", "complex", "bytearray")),
+    }
+)
+"""Every (module, qualified name) a saved view may name: what saving every shipped trace's document
+reached (tests/view/test_saved.py checks that each restores), plus the analysis' other dataclasses."""
+_ARRAY_FILE = re.compile(r"[0-9]{1,9}\.npy")
 
 
 def entry_for(path: Path, align_to: str | None) -> Path:
@@ -74,6 +109,7 @@ class _Writer(pickle.Pickler):
             if array.nbytes
         }
         self.written: dict[int, tuple[str, np.ndarray]] = {}  # id -> (file, array): each array written once
+        self.files: dict[str, dict[str, Any]] = {}  # file -> its record (trace/cache.py `save_array`)
 
     def persistent_id(self, obj: Any) -> tuple | None:
         if obj is self.trace:
@@ -94,7 +130,7 @@ class _Writer(pickle.Pickler):
         known = self.written.get(id(obj))
         if known is None:
             name = f"{len(self.written)}.npy"
-            np.save(self.folder / name, np.ascontiguousarray(obj).view(np.ndarray), allow_pickle=False)
+            self.files[name] = cache.save_array(self.folder / name, np.ascontiguousarray(obj).view(np.ndarray))
             known = self.written[id(obj)] = (name, obj)
         return ("npy", known[0])
 
@@ -109,57 +145,106 @@ class _Writer(pickle.Pickler):
 
 
 class _Reader(pickle.Unpickler):
-    def __init__(self, file: BinaryIO, folder: Path, trace: Trace) -> None:
+    def __init__(self, file: BinaryIO, folder: Path, trace: Trace, files: dict[str, Any]) -> None:
         super().__init__(file)
-        self.folder, self.trace = folder, trace
+        self.folder, self.trace, self.files = folder, trace, files
         self.loaded: dict[str, np.ndarray] = {}
+        self.longest = max(len(getattr(trace, key)) for key in _TABLES)
 
-    def persistent_load(self, pid: tuple) -> Any:
-        kind = pid[0]
-        if kind == "trace":
+    def persistent_load(self, pid: Any) -> Any:
+        if not isinstance(pid, tuple) or not pid:
+            raise pickle.UnpicklingError("a reference that is not a tuple")
+        kind, rest = pid[0], pid[1:]
+        if kind == "trace" and not rest:
             return self.trace
-        if kind == "symbols":
+        if kind == "symbols" and not rest:
             return self.trace.symbols
-        if kind == "table":
-            return getattr(self.trace, pid[1])
-        if kind == "column":
-            return getattr(self.trace, pid[1])[pid[2]]
-        if kind == "arange":
-            return np.arange(pid[1], dtype=np.dtype(pid[2]))
-        if kind == "npy":
-            if pid[1] not in self.loaded:
-                self.loaded[pid[1]] = np.load(self.folder / pid[1], mmap_mode="c", allow_pickle=False)
-            return self.loaded[pid[1]]
-        raise pickle.UnpicklingError(f"unknown reference {kind!r}")
+        if kind in ("table", "column") and rest and rest[0] in _TABLES:
+            table = getattr(self.trace, rest[0])
+            if kind == "table" and len(rest) == 1:
+                return table
+            if len(rest) == 2 and rest[1] in (*table.columns, *table.deferred):
+                return table[rest[1]]
+        if kind == "arange" and len(rest) == 2 and isinstance(rest[0], int) and 0 <= rest[0] <= self.longest:
+            dtype = np.dtype(rest[1])
+            if dtype.kind in "iu":
+                return np.arange(rest[0], dtype=dtype)
+        if kind == "npy" and len(rest) == 1 and isinstance(rest[0], str) and _ARRAY_FILE.fullmatch(rest[0]):
+            name = rest[0]
+            if name in self.files:
+                if name not in self.loaded:
+                    self.loaded[name] = cache.load_array(self.folder / name, self.files[name], mode="c")
+                return self.loaded[name]
+        raise pickle.UnpicklingError(f"a reference a saved view does not make: {pid!r}"[:200])
 
     def find_class(self, module: str, name: str) -> Any:
-        allowed = module.split(".")[0] in _ALLOWED or (module == "builtins" and name in _ALLOWED_BUILTINS)
-        found = super().find_class(module, name) if allowed else None
-        numpy_function = module.split(".")[0] == "numpy" and name in _NUMPY_FUNCTIONS
-        if not isinstance(found, type) and not numpy_function:  # classes only: no function runs on load
-            raise pickle.UnpicklingError(f"{module}.{name} is not a class a saved view holds")
-        return found
+        if (module, name) not in ALLOWED:  # exact pairs: no dotted name, no attribute of a module reached
+            raise pickle.UnpicklingError(f"{module}.{name} is not a class a saved view holds"[:200])
+        return super().find_class(module, name)
+
+
+def _named(obj: Any, module: str, name: str) -> bool:
+    """Is `obj` of that class (named: view.document imports this module)?"""
+    return (type(obj).__module__, type(obj).__qualname__) == (module, name)
+
+
+def _check_parts(parts: Any) -> dict[str, Any]:
+    """The parts, when each is of the type a document holds (a pickle with the right keys and wrong
+    contents would otherwise fail later, in the window)."""
+    from graphscope.analysis.scope import Scope
+    from graphscope.analysis.summary import TraceAnalysis
+    from graphscope.graph.model import Dag
+    from graphscope.view.layout import TimelineLayout
+
+    if not isinstance(parts, dict) or set(parts) != set(PARTS):
+        raise DamagedEntry("parts missing")
+    focus, layout = parts["focus"], parts["layout"]
+    checks = (
+        isinstance(parts["analysis"], TraceAnalysis),
+        parts["default_scope"] is None or isinstance(parts["default_scope"], Scope),
+        isinstance(focus, tuple | list) and len(focus) == 2 and all(isinstance(t, int | np.integer) for t in focus),
+        isinstance(layout, TimelineLayout) and isinstance(layout.lanes, list),
+        _named(parts["view"], "graphscope.view.document", "ScopedView") and isinstance(parts["view"].summary, dict),
+        isinstance(parts["dags"], list) and all(isinstance(d, Dag) for d in parts["dags"]),
+    )
+    if not all(checks):
+        raise DamagedEntry("a part of another type")
+    for lane in layout.lanes:
+        arrays = [getattr(lane, n, None) for n in ("source", "row", "start", "end", "color", "name", "depth")]
+        if not all(isinstance(a, np.ndarray) and a.ndim == 1 and len(a) == len(arrays[0]) for a in arrays):
+            raise DamagedEntry("a lane whose arrays disagree")
+    return parts
 
 
 def save(trace: Trace, parts: dict[str, Any], align_to: str | None) -> Path | None:
     """Write a document's parts as the entry of its file; None when they cannot be written (an object
-    that does not pickle, a full disk, a read-only home: the entry is an optimisation, never an error)."""
+    that does not pickle, a full disk, a read-only home: the entry is an optimisation, never an error)
+    or the file changed since it was read."""
     try:
         entry = entry_for(trace.path, align_to)
+        if not cache.unchanged_since_read(trace.path):
+            return None
     except OSError:
         return None
     if (entry / "manifest.json").exists():
         return entry
-    partial = entry.with_name(entry.name + f".{os.getpid()}.{threading.get_ident()}.partial")
+    partial = None
     try:
-        partial.mkdir(parents=True, exist_ok=True)
-        with open(partial / "parts.pickle", "wb") as file:
-            _Writer(file, partial, trace).dump({name: parts[name] for name in PARTS})
-        manifest = {"version": VERSION, "kind": "view", "lengths": _lengths(trace)}
-        (partial / "manifest.json").write_text(json.dumps(manifest))
+        partial = cache.new_partial(entry)
+        buffer = io.BytesIO()
+        writer = _Writer(buffer, partial, trace)
+        writer.dump({name: parts[name] for name in PARTS})
+        pickled = buffer.getvalue()
+        write_file(partial / "parts.pickle", pickled)
+        manifest = {
+            "version": VERSION, "kind": "view", "lengths": _lengths(trace), "parts": digest(pickled),
+            "files": writer.files,
+        }  # fmt: skip
+        write_checked(partial / "manifest.json", json.dumps(manifest))
         os.replace(partial, entry)
     except (OSError, pickle.PicklingError, TypeError, AttributeError, ValueError):
-        shutil.rmtree(partial, ignore_errors=True)
+        if partial is not None:
+            shutil.rmtree(partial, ignore_errors=True)
         return None
     cache.evict(cache.budget())
     return entry
@@ -174,26 +259,28 @@ def save_in_background(trace: Trace, parts: dict[str, Any], align_to: str | None
 
 
 def load(trace: Trace, align_to: str | None) -> dict[str, Any] | None:
-    """The parts saved for this file as it is now, or None (none saved, caching off, or a damaged or
-    mismatched entry, which is removed)."""
+    """The parts saved for this file as it is now, or None (none saved, caching off, or a damaged,
+    foreign or mismatched entry, which is removed)."""
     if not enabled():
         return None
     try:
         entry = entry_for(trace.path, align_to)
     except OSError:
         return None
-    if not (entry / "manifest.json").exists():
+    if entry.is_symlink():  # planted: an entry is a folder of the cache's own
+        cache.drop(entry)
+    if not os.path.lexists(entry / "manifest.json"):
         return None
     try:
-        manifest = json.loads((entry / "manifest.json").read_text())
+        manifest = cache.read_manifest(entry)
         if manifest.get("version") != VERSION or manifest.get("lengths") != _lengths(trace):
-            raise ValueError("saved for another version of the file or of graphscope")
-        with open(entry / "parts.pickle", "rb") as file:
-            parts = _Reader(file, entry, trace).load()
-        if not isinstance(parts, dict) or set(parts) != set(PARTS):
-            raise ValueError("parts missing")
-        os.utime(entry / "manifest.json")  # least recently used: this one was just used
+            raise DamagedEntry("saved for another version of the file or of graphscope")
+        pickled = read_file(entry / "parts.pickle")
+        if digest(pickled) != manifest.get("parts") or not isinstance(manifest.get("files"), dict):
+            raise DamagedEntry("the pickle changed since it was written")
+        parts = _check_parts(_Reader(io.BytesIO(pickled), entry, trace, manifest["files"]).load())
+        os.utime(entry / "manifest.json", follow_symlinks=False)  # least recently used: this one was just used
         return parts
     except Exception:  # any damage (truncated pickle, a missing array file, a foreign class): computed again
-        shutil.rmtree(entry, ignore_errors=True)
+        cache.drop(entry)
         return None

@@ -76,7 +76,7 @@ def test_deferred_columns_are_read_from_the_file_and_then_kept(own_cache, tmp_pa
     assert "grid_x" in cached.kernels.deferred
     np.testing.assert_array_equal(cached.kernels.grid_x, fresh.kernels.grid_x)  # from the file, ordered alike
     deadline = time.time() + 10
-    while "grid_x" not in json.loads((entry / "manifest.json").read_text())["tables"]["kernels"]["columns"]:
+    while "grid_x" not in cache.read_manifest(entry)["tables"]["kernels"]["columns"]:
         assert time.time() < deadline
         time.sleep(0.05)
     third = load_trace(path)
@@ -92,11 +92,16 @@ def test_a_changed_file_misses_and_a_damaged_entry_is_rebuilt(own_cache, tmp_pat
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
     assert cache.open_entry(path) is None  # another modification time: another entry
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert cache.open_entry(path) is None  # the old time set back: its status-change time is not
+    load_trace(path)
+    entry = _written(path)
     (entry / "kernels.start.npy").write_bytes(b"\x93NUMPY garbage")
-    damaged = load_trace(path)  # read from the file instead
+    damaged = load_trace(path)  # read from the file instead, and the entry removed
     _same(expected, damaged)
-    assert not (entry / "kernels.start.npy").exists() or cache.open_entry(path) is not None
-    (entry.parent / entry.name / "manifest.json").write_text("{not json") if entry.exists() else None
+    assert not (entry / "kernels.start.npy").exists()
+    cache.wait_for_writers()
+    entry = _written(path)  # written again, whole
+    (entry / "manifest.json").write_text("{not json")
     assert cache.open_entry(path) is None and not entry.exists()
 
 
@@ -168,7 +173,7 @@ def test_columns_read_on_a_pool_thread_join_the_entry_before_the_process_ends(ow
     shutil.copy(FORKJOIN, path)
     load_trace(path)
     entry = _written(path)
-    assert json.loads((entry / "manifest.json").read_text())["tables"]["kernels"]["deferred"]
+    assert cache.read_manifest(entry)["tables"]["kernels"]["deferred"]
     script = f"""
 import threading
 from pathlib import Path
@@ -182,7 +187,7 @@ pool.join()
 leave(0)
 """
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
-    kernels = json.loads((entry / "manifest.json").read_text())["tables"]["kernels"]
+    kernels = cache.read_manifest(entry)["tables"]["kernels"]
     assert kernels["deferred"] == [] and "grid_x" in kernels["columns"]
     again = load_trace(path, columns="all")
     assert not again.kernels.deferred and _mapped(again.kernels.grid_x)

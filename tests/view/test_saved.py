@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from graphscope.core.cache_files import digest, write_checked, write_file
+from graphscope.trace import cache
 from graphscope.view import saved
 from graphscope.view.document import ALIGN_FOCUS, open_document
 from tests.conftest import DATA, FORKJOIN
@@ -79,6 +81,13 @@ def test_the_alignment_asked_for_is_part_of_the_key(own_cache, tmp_path):
     assert again.restored and again.layout.origin == aligned.layout.origin
 
 
+def _plant(entry: Path, data: bytes) -> None:
+    """Replace the pickle and put its digest in the manifest: only the reader's own checks stand."""
+    manifest = cache.read_manifest(entry)
+    write_file(entry / "parts.pickle", data)
+    write_checked(entry / "manifest.json", json.dumps({**manifest, "parts": digest(data)}))
+
+
 def _damage_pickle(entry: Path) -> None:
     data = (entry / "parts.pickle").read_bytes()
     (entry / "parts.pickle").write_bytes(data[: len(data) // 2])
@@ -88,12 +97,37 @@ def _damage_array(entry: Path) -> None:
     next(entry.glob("*.npy")).unlink()
 
 
+def _flip_a_bit(entry: Path) -> None:
+    array = max(entry.glob("*.npy"), key=lambda f: f.stat().st_size)
+    data = bytearray(array.read_bytes())
+    data[-3] ^= 0x10
+    array.write_bytes(bytes(data))
+
+
+def _garble_a_header(entry: Path) -> None:
+    array = next(entry.glob("*.npy"))
+    data = bytearray(array.read_bytes())
+    data[10:40] = b"{'descr': '|O', 'fortran_ord"
+    array.write_bytes(bytes(data))
+
+
+def _right_keys_wrong_contents(entry: Path) -> None:
+    _plant(entry, pickle.dumps({name: None for name in saved.PARTS}))
+
+
+def _a_symlinked_array(entry: Path) -> None:
+    array = next(entry.glob("*.npy"))
+    target = entry.parent / "elsewhere.npy"
+    array.replace(target)
+    array.symlink_to(target)
+
+
 def _foreign_class(entry: Path) -> None:
     class Foreign:
         def __reduce__(self):
             return (shutil.rmtree, ("/nonexistent-graphscope-test",))
 
-    (entry / "parts.pickle").write_bytes(pickle.dumps({"analysis": Foreign()}))
+    _plant(entry, pickle.dumps({"analysis": Foreign()}))
 
 
 def _foreign_function(entry: Path) -> None:
@@ -101,15 +135,21 @@ def _foreign_function(entry: Path) -> None:
         def __reduce__(self):  # a NumPy function, not a class: it would write a file on load
             return (np.save, (str(entry.parent / "written-on-load.npy"), np.zeros(1)))
 
-    (entry / "parts.pickle").write_bytes(pickle.dumps({"analysis": Writes()}))
+    _plant(entry, pickle.dumps({"analysis": Writes()}))
 
 
 def _another_version(entry: Path) -> None:
-    manifest = json.loads((entry / "manifest.json").read_text())
-    (entry / "manifest.json").write_text(json.dumps({**manifest, "version": saved.VERSION + 1}))
+    manifest = cache.read_manifest(entry)
+    write_checked(entry / "manifest.json", json.dumps({**manifest, "version": saved.VERSION + 1}))
 
 
-@pytest.mark.parametrize("damage", [_damage_pickle, _damage_array, _foreign_class, _foreign_function, _another_version])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        _damage_pickle, _damage_array, _flip_a_bit, _garble_a_header, _right_keys_wrong_contents, _a_symlinked_array,
+        _foreign_class, _foreign_function, _another_version,
+    ],
+)  # fmt: skip
 def test_a_damaged_or_foreign_entry_is_removed_and_the_parts_computed(own_cache, tmp_path, damage, monkeypatch):
     monkeypatch.setattr(saved, "INLINE_BYTES", 64)  # the small export's arrays get files of their own too
     path = _copy(tmp_path)
