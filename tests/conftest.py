@@ -24,6 +24,18 @@ FORKJOIN = DATA / "h200_forkjoin_node.sqlite"
 TORCH_MLP = DATA / "h200_torch_mlp_node.sqlite"
 
 
+@pytest.fixture(autouse=True)
+def _cache_switch_restored():
+    """`main([..., "--no-cache"])` sets GRAPHSCOPE_NO_CACHE for its process (children and background loads
+    follow it); in-process tests put it back so the next test runs with the cache as it found it."""
+    before = os.environ.get("GRAPHSCOPE_NO_CACHE")
+    yield
+    if before is None:
+        os.environ.pop("GRAPHSCOPE_NO_CACHE", None)
+    else:
+        os.environ["GRAPHSCOPE_NO_CACHE"] = before
+
+
 @pytest.fixture
 def own_cache(tmp_path: Path, monkeypatch) -> Path:
     """A cache folder of the test's own, caching on: the graphscope folder inside it."""
