@@ -160,7 +160,9 @@ def _summarize(
     for device, time in accounts.items():
         if scope is not None and time.busy_ns == 0:
             continue  # a device with no work in the scope
-        waited = Waited(waited.host_wait_ns + time.host_wait_ns, waited.wall_ns + time.wall_ns)
+        waited = Waited(
+            waited.host_wait_ns + time.host_wait_ns, waited.wall_ns + time.wall_ns, (waited.busy_ns or 0) + time.busy_ns
+        )
         gpu = trace.gpu(device)
         gpus.append(
             {
@@ -188,7 +190,7 @@ def _summarize(
                 gpu["device"],
                 node_traced,
                 keys,
-                Waited(own.host_wait_ns, own.wall_ns),
+                Waited(own.host_wait_ns, own.wall_ns, own.busy_ns),
             )
     graphs_in = _graphs_in(graphs, api_in, scope)
     node_rows = inside(None if rows is None else nodes_in(analysis.nodes, rows), len(analysis.nodes))

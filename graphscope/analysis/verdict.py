@@ -30,6 +30,7 @@ from graphscope.core.rules import (
     LAUNCH_BOUND_RATIO,
     MIN_LAUNCH_CALLS,
     MIN_REPEATS,
+    QUEUED_IDLE_SHARE,
     enough_evidence,
     launch_rule,
     plural,
@@ -49,10 +50,18 @@ class Waited:
 
     host_wait_ns: int
     wall_ns: int
+    busy_ns: int | None = None  # their busy time (None: not known; the idle is then not described)
 
     @property
     def share(self) -> float:
         return self.host_wait_ns / self.wall_ns if self.wall_ns > 0 else 0.0
+
+    @property
+    def idle_share(self) -> float | None:
+        """Of their time, the share idle with work queued behind something other than the CPU."""
+        if self.busy_ns is None or self.wall_ns <= 0:
+            return None
+        return max(0, self.wall_ns - self.busy_ns - self.host_wait_ns) / self.wall_ns
 
 
 @dataclass(frozen=True)
@@ -115,15 +124,7 @@ def steady_verdict(account, node_traced: bool = False, waited: Waited | None = N
     elif account.busy_ns <= 0 or calls == 0:
         verdict = Verdict(None, "no verdict: the scope has no steady-state launch calls or no GPU work")
     elif waited is not None and waited.wall_ns > 0 and waited.share < GPU_BOUND_HOST_WAIT:
-        graphs = f"; graphs in use: {_graph_cost(account, node_traced)[0]}" if account.graph_calls else ""
-        verdict = Verdict(
-            False,
-            f"GPU-bound: the GPU never waited for the CPU ({format_ns(waited.host_wait_ns)} of "
-            f"{format_ns(waited.wall_ns)} idle waiting for the CPU, {waited.share:.1%}, under the "
-            f"~{GPU_BOUND_HOST_WAIT:.0%} rule): CUDA graphs would not shorten the step, shorten the GPU work "
-            f"instead{graphs}",
-            Judged(HOST_WAIT, waited.share),
-        )
+        verdict = _never_waited(account, node_traced, waited)
     elif not enough_evidence(calls, account.graph_calls, account.max_repeats):
         verdict = Verdict(
             None,
@@ -187,6 +188,27 @@ def _graph_cost(account, node_traced: bool) -> tuple[str, float]:
         f"{graph_cost:.1%}{note})"
     )
     return graphs, graph_cost
+
+
+def _never_waited(account, node_traced: bool, waited: Waited) -> Verdict:
+    """The GPU never waited for the CPU: GPU-bound where it was mostly busy; where it was mostly idle with
+    its work queued, that idle waited on something else, which is what to look at (never "shorten the
+    kernels" beside a GPU idle most of the time)."""
+    graphs = f"; graphs in use: {_graph_cost(account, node_traced)[0]}" if account.graph_calls else ""
+    never = (
+        f"the GPU never waited for the CPU ({format_ns(waited.host_wait_ns)} of {format_ns(waited.wall_ns)} "
+        f"idle waiting for the CPU, {waited.share:.1%}, under the ~{GPU_BOUND_HOST_WAIT:.0%} rule)"
+    )
+    queued = waited.idle_share
+    if queued is not None and queued > QUEUED_IDLE_SHARE:
+        text = (
+            f"not launch-bound: {never}, but it was idle {queued:.0%} of its time with work queued behind "
+            f"something else (a synchronisation, another stream, a copy or another rank): CUDA graphs would "
+            f"not shorten the step; find what the queued work waited for{graphs}"
+        )
+    else:
+        text = f"GPU-bound: {never}: CUDA graphs would not shorten the step, shorten the GPU work instead{graphs}"
+    return Verdict(False, text, Judged(HOST_WAIT, waited.share))
 
 
 def _graphs_in_use(account, node_traced: bool) -> Verdict:
