@@ -10,9 +10,10 @@ from PySide6.QtWidgets import QToolTip
 
 from graphscope.analysis.gpu_time import idle_gaps
 from graphscope.analysis.scope import Scope
-from graphscope.app.lane_item import HOST_WAIT, OTHER_WAIT, ROW_HEIGHT, UNKNOWN_WAIT, GapItem, LaneItem
+from graphscope.app.lane_item import ROW_HEIGHT, GapItem, LaneItem
 from graphscope.app.ruler import Ruler
 from graphscope.app.timeline_items import GridItem, LaneAxis, LinkItem, ScopeItem, TimeAxis, TimelineViewBox
+from graphscope.core.colours import HOST_WAIT, OTHER_WAIT, UNKNOWN_WAIT
 from graphscope.core.events import GPU_WORK, Activity
 from graphscope.core.units import format_ns
 from graphscope.trace.schema import NVTX_RANGE_TYPES

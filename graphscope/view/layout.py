@@ -16,6 +16,7 @@ import numpy as np
 
 from graphscope.analysis.graphs import GraphLaunches, launch_of_nodes
 from graphscope.analysis.launch import api_kinds
+from graphscope.core.colours import COLOR_GRAPH, COLOR_MEMCPY, COLOR_MEMSET, KERNEL_COLORS, NVTX_COLORS
 from graphscope.core.events import GPU_WORK, Activity
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table, offsets_from, row_numbers, rows_where
@@ -35,48 +36,6 @@ API, KERNEL, MEMCPY, MEMSET, GRAPH_ROW, NVTX, GRAPH_GROUP = (
 )
 DRAWN = (API, KERNEL, MEMCPY, MEMSET, GRAPH_ROW, NVTX, GRAPH_GROUP)
 """Every kind of event a lane can draw (synchronization rows are not drawn)."""
-
-# palette indices: 0-7 API kinds, 8 memcpy, 9 memset, 10 graph, 11-26 kernels, 27-34 NVTX
-PALETTE = [
-    (150, 150, 150),
-    (66, 133, 244),
-    (156, 39, 176),
-    (219, 68, 55),
-    (15, 157, 88),
-    (0, 150, 136),
-    (244, 160, 0),
-    (121, 85, 72),
-    (46, 160, 67),
-    (0, 172, 193),
-    (142, 68, 173),
-    (31, 119, 180),
-    (255, 127, 14),
-    (44, 160, 44),
-    (214, 39, 40),
-    (148, 103, 189),
-    (140, 86, 75),
-    (227, 119, 194),
-    (127, 127, 127),
-    (188, 189, 34),
-    (23, 190, 207),
-    (57, 106, 177),
-    (218, 124, 48),
-    (62, 150, 81),
-    (204, 37, 41),
-    (107, 76, 154),
-    (146, 36, 40),
-    (174, 199, 232),
-    (255, 187, 120),
-    (152, 223, 138),
-    (255, 152, 150),
-    (197, 176, 213),
-    (196, 156, 148),
-    (247, 182, 210),
-    (219, 219, 141),
-]
-COLOR_MEMCPY, COLOR_MEMSET, COLOR_GRAPH = 8, 9, 10
-KERNEL_COLORS = range(11, 27)
-NVTX_COLORS = range(27, 35)
 
 
 @dataclass

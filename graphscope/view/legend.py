@@ -5,11 +5,21 @@ from __future__ import annotations
 
 import html
 
+from graphscope.core.colours import (
+    COLOR_GRAPH,
+    COLOR_MEMCPY,
+    COLOR_MEMSET,
+    GAP_LABELS,
+    GAP_RGB,
+    HOST_WAIT,
+    KERNEL_COLORS,
+    OTHER_WAIT,
+    PALETTE,
+)
 from graphscope.core.events import ApiKind
 from graphscope.core.units import format_ns
-from graphscope.view.layout import COLOR_GRAPH, COLOR_MEMCPY, COLOR_MEMSET, KERNEL_COLORS, PALETTE
 
-GAP_COLOURS = (("GPU idle, waiting for the CPU to submit", (255, 140, 0)), ("GPU idle, work queued", (120, 120, 120)))
+GAP_COLOURS = tuple((GAP_LABELS[cause], GAP_RGB[cause]) for cause in (HOST_WAIT, OTHER_WAIT))
 
 
 def _swatch(rgb: tuple[int, int, int], text: str, outline: bool = False) -> str:
