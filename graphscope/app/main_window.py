@@ -557,7 +557,7 @@ class MainWindow(QMainWindow, OtherWindows):
         rows = self.document.kernels_of(identity)
         if not len(rows):
             return
-        starts = self.document.trace.kernels.start[rows] - self.document.layout.origin
+        starts = self.document.layout.x_of(self.document.trace.kernels.start[rows])
         order = np.argsort(starts, kind="stable")
         (x0, x1), _ = self.timeline.view.viewRange()
         at = int(np.searchsorted(starts[order], (x0 + x1) / 2, "right"))

@@ -20,6 +20,7 @@ from graphscope.trace.schema import NVTX_RANGE_TYPES
 from graphscope.view.describe import describe
 from graphscope.view.document import TraceDocument
 from graphscope.view.layout import API, DRAWN, GRAPH_GROUP, NVTX, STACKED_ROLES
+from graphscope.view.time_origin import x_of, x_span
 
 GROUP_HEADER = 0.9
 CLICK_TOLERANCE_PX = 3
@@ -100,7 +101,7 @@ class TimelineView(pg.PlotWidget):
         self._frame_reported = False
         self.document = document
         self.selection = None
-        self.scope_item.set_windows(None, 0)
+        self.scope_item.set_windows(None)
         self.flat = {
             lane.key for lane in document.layout.lanes if lane.depth_rows > 1 and lane.role in self.flat_roles
         }
@@ -174,10 +175,9 @@ class TimelineView(pg.PlotWidget):
                 continue
             gaps = idle_gaps(document.trace, document.analysis.work, lane.device, lane.stream)
             cause = np.where(gaps.host_wait, HOST_WAIT, np.where(gaps.unknown, UNKNOWN_WAIT, OTHER_WAIT))
-            origin = document.layout.origin
             gap = GapItem(
-                (gaps.start - origin).astype(np.float64),
-                (gaps.end - origin).astype(np.float64),
+                document.layout.x_of(gaps.start),
+                document.layout.x_of(gaps.end),
                 cause,
                 item.y,
                 item.height,
@@ -224,18 +224,14 @@ class TimelineView(pg.PlotWidget):
         GPU work (start-up left out); lanes from the top, the GPU's in view."""
         if self.document is None:
             return
-        origin = self.document.layout.origin
-        first, last = self.document.focus
-        self.view.setXRange(first - origin, max(last - origin, first - origin + 1), padding=0.03)
+        self.view.setXRange(*x_span(*self.document.focus, self.document.layout.origin), padding=0.03)
         self._fit_rows(top=self._top_showing_gpu())
 
     def fit_all(self) -> None:
         """The whole process span in time; lanes from the top, the GPU's in view."""
         if self.document is None:
             return
-        start, end = self.document.trace.span()
-        origin = self.document.layout.origin
-        self.view.setXRange(start - origin, max(end - origin, start - origin + 1), padding=0.02)
+        self.view.setXRange(*x_span(*self.document.trace.span(), self.document.layout.origin), padding=0.02)
         self._fit_rows(top=self._top_showing_gpu())
 
     def _row_pixels(self) -> float:
@@ -269,8 +265,7 @@ class TimelineView(pg.PlotWidget):
         """To the selected event, or without one to the scope (a dragged window, an NVTX range)."""
         if self.selection is None:
             if self.scope is not None and self.document is not None:
-                origin = self.document.layout.origin
-                low, high = float(self.scope.first - origin), float(self.scope.last - origin)
+                low, high = self.document.layout.x_of(self.scope.first), self.document.layout.x_of(self.scope.last)
                 pad = max(high - low, 1.0) * 0.03
                 self.view.setXRange(low - pad, high + pad, padding=0)
             return
@@ -476,7 +471,7 @@ class TimelineView(pg.PlotWidget):
         """Shade the scope's windows (None: no scope drawn)."""
         origin = self.document.layout.origin if self.document is not None else 0
         self.scope = scope
-        self.scope_item.set_windows(scope, origin)
+        self.scope_item.set_windows(None if scope is None else (x_of(scope.start, origin), x_of(scope.end, origin)))
 
     def _scope_to_range(self, row: int) -> None:
         nvtx = self.document.trace.nvtx
@@ -490,11 +485,11 @@ class TimelineView(pg.PlotWidget):
         if self.document is None:
             return
         low, high = sorted((x0, x1))
-        origin = self.document.layout.origin
+        layout = self.document.layout
         self.scope_item.set_preview((low, high) if not finished else None)
         if finished and high - low > 0:
             label = f"{format_ns(low)} to {format_ns(high)}"
-            scope = Scope.of(label, np.array([origin + int(low)]), np.array([origin + int(high)]))
+            scope = Scope.of(label, np.array([layout.ns_of(low)]), np.array([layout.ns_of(high)]))
             self.scope_requested.emit(scope)
 
     def _draw_link(self, source: int, row: int, call: int) -> None:
