@@ -14,12 +14,12 @@ from graphscope.app.lane_item import ROW_HEIGHT, GapItem, LaneItem
 from graphscope.app.ruler import Ruler
 from graphscope.app.timeline_items import GridItem, LaneAxis, LinkItem, ScopeItem, TimeAxis, TimelineViewBox
 from graphscope.core.colours import HOST_WAIT, OTHER_WAIT, UNKNOWN_WAIT
-from graphscope.core.events import GPU_WORK, Activity
 from graphscope.core.units import format_ns
 from graphscope.trace.schema import NVTX_RANGE_TYPES
 from graphscope.view.describe import describe
 from graphscope.view.document import TraceDocument
-from graphscope.view.layout import API, DRAWN, GRAPH_GROUP, NVTX, STACKED_ROLES
+from graphscope.view.layout import API, GRAPH_GROUP, NVTX, STACKED_ROLES
+from graphscope.view.links import linked, locate
 from graphscope.view.time_origin import x_of, x_span
 
 GROUP_HEADER = 0.9
@@ -378,20 +378,8 @@ class TimelineView(pg.PlotWidget):
         self.selected.emit(-1, -1)
 
     def _locate(self, source: int, row: int) -> tuple[int, int, bool] | None:
-        """(lane, index, is a bracket) of an event; a graph launch is its bracket, or in a whole-graph
-        export (graph trace mode 'graph') its whole-graph row, found by its start."""
-        layout = self.document.layout
-        found = layout.find(source, np.array([row]))
-        if found:
-            return found[0][0], int(found[0][1][0]), source == GRAPH_GROUP
-        if source == GRAPH_GROUP:
-            whole, start = self.document.trace.graph_launches, int(self.document.analysis.graphs.start[row])
-            at = int(np.searchsorted(whole.start, start)) if len(whole) else 0
-            if at < len(whole) and int(whole.start[at]) == start:
-                found = layout.find(int(Activity.GRAPH), np.array([at]))
-                if found:
-                    return found[0][0], int(found[0][1][0]), False
-        return None
+        """(lane, index, is a bracket) of an event (view/links.py)."""
+        return locate(self.document, source, row)
 
     def select(self, source: int, row: int, emit: bool = True, scope: bool = True) -> None:
         """Select one event and light up what it is linked to (its launch call, or the work it caused);
@@ -409,30 +397,9 @@ class TimelineView(pg.PlotWidget):
                 self.items[lane_index].set_selected_bracket(event)
             else:
                 self.items[lane_index].set_selected(event)
-        correlation = document.analysis.correlation
-        linked: dict[int, np.ndarray] = {}
-        call = -1
-        if source in GPU_WORK:
-            call = int(correlation.api_row[Activity(source).table][row])
-            if call >= 0:
-                linked[API] = np.array([call])
-        elif source == API:
-            caused = correlation.activities_of(row)
-            for kind, rows in caused.items():
-                if Activity.of_table(kind) in DRAWN:
-                    linked[Activity.of_table(kind)] = rows
-            groups = np.flatnonzero(document.analysis.graphs.api_row == row)
-            if len(groups):
-                linked[GRAPH_GROUP] = groups
-        elif source == GRAPH_GROUP:
-            call = int(document.analysis.graphs.api_row[row])
-            if call >= 0:
-                linked[API] = np.array([call])
-                for kind, rows in correlation.activities_of(call).items():
-                    if Activity.of_table(kind) in DRAWN:
-                        linked[Activity.of_table(kind)] = rows
-        self._highlight(linked)
-        self._draw_link(source, row, call)
+        found = linked(document, source, row)
+        self._highlight(found.rows)
+        self._draw_link(source, row, found.call)
         if source == NVTX and scope:
             self._scope_to_range(row)
         if emit:
