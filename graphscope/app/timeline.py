@@ -8,16 +8,16 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QCursor, QKeyEvent
 from PySide6.QtWidgets import QToolTip
 
-from graphscope.analysis.gpu_time import idle_gaps
 from graphscope.analysis.scope import Scope
 from graphscope.app.lane_item import ROW_HEIGHT, GapItem, LaneItem
 from graphscope.app.ruler import Ruler
 from graphscope.app.timeline_items import GridItem, LaneAxis, LinkItem, ScopeItem, TimeAxis, TimelineViewBox
-from graphscope.core.colours import HOST_WAIT, OTHER_WAIT, UNKNOWN_WAIT
+from graphscope.app.workers import Task, start_behind
 from graphscope.core.units import format_ns
 from graphscope.trace.schema import NVTX_RANGE_TYPES
 from graphscope.view.describe import describe
 from graphscope.view.document import TraceDocument
+from graphscope.view.gaps import gaps_of
 from graphscope.view.layout import API, GRAPH_GROUP, NVTX, STACKED_ROLES
 from graphscope.view.links import linked, locate
 from graphscope.view.time_origin import x_of, x_span
@@ -36,6 +36,7 @@ class TimelineView(pg.PlotWidget):
     first_frame = Signal()  # once per document, after its lanes were first painted
     scope_requested = Signal(object)  # a Scope (drag on the time axis, an NVTX range clicked) or None (clear)
     lanes_changed = Signal()  # a group or a stack collapsed or expanded from the lane names
+    gaps_ready = Signal()  # the idle gaps, found in the background the first time they were shown, are drawn
 
     def __init__(self, parent=None) -> None:
         self.lane_axis = LaneAxis()
@@ -65,6 +66,7 @@ class TimelineView(pg.PlotWidget):
         self._label_rows: list[tuple[float, float, str, str]] = []  # (top, bottom, "group"/"lane", name)
         self.lane_axis.clicked = self._on_label_click
         self.show_gaps = False
+        self.gaps_task: Task | None = None  # finding the document's idle gaps (view/gaps.py)
         self.selection: tuple[int, int] | None = None
         self.link = LinkItem()
         self.scope_item = ScopeItem()
@@ -168,22 +170,37 @@ class TimelineView(pg.PlotWidget):
         self.empty_note.setPos(0, 0)
 
     def _add_gaps(self) -> None:
+        """Gap items behind the GPU lanes from the document's gaps; the first time, they are found on
+        the background pool (view/gaps.py) and drawn when ready."""
         document = self.document
+        if document.gaps is None:
+            self._find_gaps(document)
+            return
         for item in self.items.values():
-            lane = item.lane
-            if lane.kind != "gpu":
+            gaps = document.gaps.get(item.lane.key) if item.lane.kind == "gpu" else None
+            if gaps is None:
                 continue
-            gaps = idle_gaps(document.trace, document.analysis.work, lane.device, lane.stream)
-            cause = np.where(gaps.host_wait, HOST_WAIT, np.where(gaps.unknown, UNKNOWN_WAIT, OTHER_WAIT))
-            gap = GapItem(
-                document.layout.x_of(gaps.start),
-                document.layout.x_of(gaps.end),
-                cause,
-                item.y,
-                item.height,
-            )
+            gap = GapItem(gaps.start, gaps.end, gaps.cause, item.y, item.height)
             self.view.addItem(gap)
             self.gap_items.append(gap)
+
+    def _find_gaps(self, document: TraceDocument) -> None:
+        if self.gaps_task is not None and self.gaps_task.args[0] is document:
+            return  # already being found
+        if self.gaps_task is not None:
+            self.gaps_task.cancel()
+        task = self.gaps_task = Task(gaps_of, document)
+        task.signals.finished.connect(lambda _gaps: self._on_gaps(task))
+        task.signals.failed.connect(lambda _message: setattr(self, "gaps_task", None))
+        start_behind(task)
+
+    def _on_gaps(self, task: Task) -> None:
+        if task is not self.gaps_task:
+            return
+        self.gaps_task = None
+        if self.show_gaps and self.document is task.args[0] and not self.gap_items:
+            self._add_gaps()
+            self.gaps_ready.emit()
 
     def set_gaps_visible(self, visible: bool) -> None:
         self.show_gaps = visible
