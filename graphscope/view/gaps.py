@@ -3,7 +3,8 @@
 Before, the timeline recomputed every GPU lane's gaps from the whole work table on the GUI thread at
 each rebuild (a lane hidden, a group collapsed, a stack flattened) while gaps were shown. Now the
 window asks `gaps_of` on its background pool the first time gaps are shown; every later rebuild
-draws the document's copy.
+draws the document's copy. At 1M kernels on four streams (benchmarks/synthetic_export.py, this
+2-core machine) finding them took 88-101 ms, five frames' time, at every rebuild; the copy is free.
 """
 
 from __future__ import annotations
