@@ -13,13 +13,11 @@ from graphscope.app.lane_item import ROW_HEIGHT, GapItem, LaneItem
 from graphscope.app.ruler import Ruler
 from graphscope.app.timeline_items import GridItem, LaneAxis, LinkItem, ScopeItem, TimeAxis, TimelineViewBox
 from graphscope.app.workers import Task, start_behind
-from graphscope.core.units import format_ns
-from graphscope.trace.schema import NVTX_RANGE_TYPES
 from graphscope.view.describe import describe
 from graphscope.view.document import TraceDocument
 from graphscope.view.gaps import gaps_of
 from graphscope.view.layout import API, GRAPH_GROUP, NVTX, STACKED_ROLES
-from graphscope.view.links import linked, locate
+from graphscope.view.links import linked, locate, range_scope, window_scope
 from graphscope.view.time_origin import x_of, x_span
 
 GROUP_HEADER = 0.9
@@ -458,22 +456,17 @@ class TimelineView(pg.PlotWidget):
         self.scope_item.set_windows(None if scope is None else (x_of(scope.start, origin), x_of(scope.end, origin)))
 
     def _scope_to_range(self, row: int) -> None:
-        nvtx = self.document.trace.nvtx
-        start, end = int(nvtx.start[row]), int(nvtx.end[row])
-        if int(nvtx.event_type[row]) in NVTX_RANGE_TYPES and end > start:
-            name = self.document.trace.symbols.name(int(nvtx.text[row]))
-            self.scope_requested.emit(Scope.of(f"NVTX range {name!r}", np.array([start]), np.array([end])))
+        scope = range_scope(self.document.trace, row)
+        if scope is not None:
+            self.scope_requested.emit(scope)
 
     def _on_axis_drag(self, x0: float, x1: float, finished: bool) -> None:
         """A drag along the time axis previews a window, and scopes the panels to it when released."""
         if self.document is None:
             return
-        low, high = sorted((x0, x1))
-        layout = self.document.layout
-        self.scope_item.set_preview((low, high) if not finished else None)
-        if finished and high - low > 0:
-            label = f"{format_ns(low)} to {format_ns(high)}"
-            scope = Scope.of(label, np.array([layout.ns_of(low)]), np.array([layout.ns_of(high)]))
+        self.scope_item.set_preview(tuple(sorted((x0, x1))) if not finished else None)
+        scope = window_scope(self.document.layout, x0, x1) if finished else None
+        if scope is not None:
             self.scope_requested.emit(scope)
 
     def _draw_link(self, source: int, row: int, call: int) -> None:

@@ -1,6 +1,7 @@
 """What a selection links to, decoded from the tables (no Qt): a GPU row's launch call and the work a
 call caused, a graph launch's bracket, a graph node's activities and the node of a node's activity,
-the kernels of a Kernels-table row and the next one of them in time.
+the kernels of a Kernels-table row and the next one of them in time, the scope an NVTX range or a
+window dragged along the time axis stands for.
 
 The window's widgets (TimelineView, MainWindow, GraphPanel) only draw what these return.
 """
@@ -12,10 +13,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from graphscope.analysis.scope import Scope
 from graphscope.core.events import GPU_WORK, NODE_WORK, Activity, graph_of, index_in_graph
+from graphscope.core.units import format_ns
 from graphscope.trace import Trace
+from graphscope.trace.schema import NVTX_RANGE_TYPES
 from graphscope.view.document import TraceDocument
-from graphscope.view.layout import API, DRAWN, GRAPH_GROUP
+from graphscope.view.layout import API, DRAWN, GRAPH_GROUP, TimelineLayout
 
 
 @dataclass
@@ -121,3 +125,22 @@ def next_instance(document: TraceDocument, identity: int, after_x: float) -> Ins
     order = np.argsort(starts, kind="stable")
     at = int(np.searchsorted(starts[order], after_x, "right")) % len(rows)
     return Instance(int(rows[order[at]]), at, len(rows))
+
+
+def range_scope(trace: Trace, row: int) -> Scope | None:
+    """The scope a clicked NVTX range stands for (None: a mark, or a range of no length)."""
+    nvtx = trace.nvtx
+    start, end = int(nvtx.start[row]), int(nvtx.end[row])
+    if int(nvtx.event_type[row]) not in NVTX_RANGE_TYPES or end <= start:
+        return None
+    name = trace.symbols.name(int(nvtx.text[row]))
+    return Scope.of(f"NVTX range {name!r}", np.array([start]), np.array([end]))
+
+
+def window_scope(layout: TimelineLayout, x0: float, x1: float) -> Scope | None:
+    """The scope of a window dragged along the time axis, from x0 to x1 either way (None: no width)."""
+    low, high = sorted((x0, x1))
+    if high - low <= 0:
+        return None
+    label = f"{format_ns(low)} to {format_ns(high)}"
+    return Scope.of(label, np.array([layout.ns_of(low)]), np.array([layout.ns_of(high)]))

@@ -9,7 +9,16 @@ import pytest
 from graphscope.core.events import Activity, graph_of, index_in_graph
 from graphscope.view.document import open_document
 from graphscope.view.layout import API, GRAPH_GROUP, KERNEL, MEMCPY, MEMSET
-from graphscope.view.links import kernels_of, linked, locate, next_instance, node_of, node_work
+from graphscope.view.links import (
+    kernels_of,
+    linked,
+    locate,
+    next_instance,
+    node_of,
+    node_work,
+    range_scope,
+    window_scope,
+)
 from tests.conftest import DATA
 
 
@@ -87,3 +96,18 @@ def test_next_instance_steps_through_an_identitys_kernels_in_time_and_wraps(fork
     assert next_instance(forkjoin, 10**9, 0.0) is None
     both = kernels_of(forkjoin, [identity, forkjoin.identity_of(in_time[0])])
     assert sorted(both.tolist()) == sorted(in_time * 2) and len(kernels_of(forkjoin, [])) == 0
+
+
+def test_an_nvtx_range_and_a_dragged_window_stand_for_their_scopes(forkjoin):
+    trace = forkjoin.trace
+    nvtx = trace.nvtx
+    names = [trace.symbols.name(int(t)) for t in nvtx.text]
+    row = names.index("eager_0")
+    scope = range_scope(trace, row)
+    assert scope.label == "NVTX range 'eager_0'"
+    assert (scope.first, scope.last) == (int(nvtx.start[row]), int(nvtx.end[row]))
+    layout = forkjoin.layout
+    x0, x1 = layout.x_of(scope.first), layout.x_of(scope.last)
+    dragged = window_scope(layout, x1, x0)  # dragged right to left: the same window
+    assert (dragged.first, dragged.last) == (scope.first, scope.last)
+    assert window_scope(layout, x0, x0) is None
