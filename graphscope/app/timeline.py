@@ -284,7 +284,7 @@ class TimelineView(pg.PlotWidget):
                 pad = max(high - low, 1.0) * 0.03
                 self.view.setXRange(low - pad, high + pad, padding=0)
             return
-        located = self._locate(*self.selection)
+        located = locate(self.document, *self.selection)
         if located is None:
             return
         lane_index, event, bracket = located
@@ -392,10 +392,6 @@ class TimelineView(pg.PlotWidget):
         self.link.set_points(None, None)
         self.selected.emit(-1, -1)
 
-    def _locate(self, source: int, row: int) -> tuple[int, int, bool] | None:
-        """(lane, index, is a bracket) of an event (view/links.py)."""
-        return locate(self.document, source, row)
-
     def select(self, source: int, row: int, emit: bool = True, scope: bool = True) -> None:
         """Select one event and light up what it is linked to (its launch call, or the work it caused);
         an NVTX range also scopes the panels unless `scope` is False (stepping through found events)."""
@@ -405,7 +401,7 @@ class TimelineView(pg.PlotWidget):
             item.set_selected(-1)
             item.set_selected_bracket(-1)
         self.selection = (source, row)
-        located = self._locate(source, row)
+        located = locate(self.document, source, row)
         if located is not None and located[0] in self.items:
             lane_index, event, bracket = located
             if bracket:
@@ -473,7 +469,7 @@ class TimelineView(pg.PlotWidget):
         if call < 0 or source == API:
             self.link.set_points(None, None)
             return
-        work = self._locate(source, row)
+        work = locate(self.document, source, row)
         cpu = self.document.layout.find(API, np.array([call]))
         if work is None or not cpu or work[0] not in self.items or cpu[0][0] not in self.items:
             self.link.set_points(None, None)
