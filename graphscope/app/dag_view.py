@@ -14,13 +14,13 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF, QWheelEvent
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView
 
+from graphscope.core.colours import kind_rgb
 from graphscope.core.launch_config import format_dim
 from graphscope.core.units import format_bytes
 from graphscope.graph.layout import banded, layered
 from graphscope.graph.model import Dag, DagNode, Fold
 
 BOX_W, BOX_H, GAP_X, GAP_Y = 170.0, 46.0, 60.0, 22.0
-TYPE_COLORS = {"kernel": (66, 133, 244), "memcpy": (15, 157, 88), "memset": (0, 150, 136)}
 
 
 READABLE = 0.85  # the smallest fitted scale: 10-pt box text stays about 11 px (at 0.6 and 8.5 pt: ~7 px)
@@ -56,8 +56,7 @@ class NodeItem(QGraphicsRectItem):
         self.group, self.members = group, fold.nodes
         node = fold.first
         self.setBrush(QBrush(heat(share) if node.duration_ns is not None else QColor(245, 247, 250)))
-        rgb = TYPE_COLORS.get(node.type, (150, 150, 150))
-        pen = QPen(QColor(*rgb), 2.0)
+        pen = QPen(QColor(*kind_rgb(node.type)), 2.0)  # the lanes' colour of its kind
         self.setPen(pen)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setToolTip(tooltip(node, len(fold), fold.median_ns))

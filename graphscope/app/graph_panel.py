@@ -6,9 +6,9 @@ import numpy as np
 from PySide6.QtWidgets import QComboBox, QVBoxLayout, QWidget
 
 from graphscope.app.dag_view import DagView
-from graphscope.core.events import NODE_WORK, graph_of, index_in_graph
 from graphscope.graph.model import Dag
 from graphscope.trace import Trace
+from graphscope.view.links import node_work
 
 
 def no_graph_message(mode: str | None) -> str:
@@ -60,15 +60,8 @@ class GraphPanel(QWidget):
         """The timeline rows (source, rows) of the work of these nodes of the shown DAG, matched by node
         index (and graph id, for a DAG from this trace); None when the trace holds none."""
         dag = self.dag_view.dag
-        for source in NODE_WORK:
-            nodes = getattr(trace, source.table).graph_node
-            mine = (nodes >= 0) & np.isin(index_in_graph(nodes), indices)
-            if self.source == "trace" and dag is not None and dag.graph_id is not None:
-                mine &= graph_of(nodes) == dag.graph_id
-            rows = np.flatnonzero(mine)
-            if len(rows):
-                return source, rows
-        return None
+        graph_id = dag.graph_id if self.source == "trace" and dag is not None else None
+        return node_work(trace, indices, graph_id)
 
     def _set_choices(self, labels: list[str]) -> None:
         self.choice.blockSignals(True)

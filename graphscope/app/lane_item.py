@@ -8,8 +8,9 @@ from pyqtgraph.Qt.internals import PrimitiveArray
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPen
 
+from graphscope.core.colours import COLOR_GRAPH, GAP_RGB, OTHER_WAIT, PALETTE
 from graphscope.core.symbols import SymbolTable
-from graphscope.view.layout import COLOR_GRAPH, PALETTE, Lane
+from graphscope.view.layout import Lane
 from graphscope.view.lod import MIXED, LodLane, Runs
 
 ROW_HEIGHT = 1.0
@@ -240,8 +241,8 @@ class LaneItem(pg.GraphicsObject):
         return int(self.lane.members[depth][found]) if found >= 0 else -1
 
 
-GAP_BRUSHES = [QBrush(QColor(255, 140, 0, 90)), QBrush(QColor(120, 120, 120, 70)), QBrush(QColor(160, 160, 200, 60))]
-HOST_WAIT, OTHER_WAIT, UNKNOWN_WAIT = range(3)
+GAP_ALPHA = (90, 70, 60)  # per cause: the lane's own bars show through
+GAP_BRUSHES = [QBrush(QColor(*rgb, alpha)) for rgb, alpha in zip(GAP_RGB, GAP_ALPHA)]
 
 
 class GapItem(pg.GraphicsObject):

@@ -44,7 +44,6 @@ from graphscope.app.stats_panel import StatsPanel
 from graphscope.app.timeline import TimelineView
 from graphscope.app.tune_panel import TunePanel
 from graphscope.app.workers import Task, start_behind
-from graphscope.core.events import NODE_WORK, Activity, index_in_graph
 from graphscope.core.progress import CancelToken, ProgressCallback
 from graphscope.graph.model import Dag
 from graphscope.view.describe import describe, describe_nodes, idle_details
@@ -58,6 +57,7 @@ from graphscope.view.document import (
 )
 from graphscope.view.layout import KERNEL, NVTX
 from graphscope.view.legend import legend_html, scope_banner
+from graphscope.view.links import kernels_of, next_instance, node_of
 
 FIRST_FRAME_ENV = "GRAPHSCOPE_REPORT_FIRST_FRAME"
 FLAT_ROLES_KEY = "lanes/flat_roles"  # which kinds of nested lane (Python, operators...) open in one row
@@ -499,10 +499,9 @@ class MainWindow(QMainWindow, OtherWindows):
         if source == KERNEL:  # the other way: the kernel's row in the Kernels table
             self.stats.show_identity(self.document.identity_of(row))
         self.side_tabs.setCurrentWidget(self.details)
-        if source in NODE_WORK:  # a graph node's work: show it in the DAG too
-            node = int(getattr(self.document.trace, Activity(source).table).graph_node[row])
-            if node >= 0:
-                self.dag_view.select_nodes([index_in_graph(node)])
+        node = node_of(self.document.trace, source, row)
+        if node is not None:  # a graph node's work: show it in the DAG too
+            self.dag_view.select_nodes([node])
 
     # -- the graph view ----------------------------------------------------------------------------
 
@@ -554,17 +553,13 @@ class MainWindow(QMainWindow, OtherWindows):
         and zoomed to; double-click again for the one after."""
         if self.document is None:
             return
-        rows = self.document.kernels_of(identity)
-        if not len(rows):
-            return
-        starts = self.document.trace.kernels.start[rows] - self.document.layout.origin
-        order = np.argsort(starts, kind="stable")
         (x0, x1), _ = self.timeline.view.viewRange()
-        at = int(np.searchsorted(starts[order], (x0 + x1) / 2, "right"))
-        row = int(rows[order[at % len(rows)]])
-        self.timeline.select(KERNEL, row)
+        found = next_instance(self.document, identity, (x0 + x1) / 2)
+        if found is None:
+            return
+        self.timeline.select(KERNEL, found.row)
         self.timeline.zoom_to_selection()
-        self.status_label.setText(f"kernel {at % len(rows) + 1} of {len(rows):,} with this name and configuration")
+        self.status_label.setText(f"kernel {found.number + 1} of {found.count:,} with this name and configuration")
 
     def _on_rows_described(self, title: str, fields: list) -> None:
         """A Kernels-table selection in Details (it stayed at 'Nothing selected')."""
@@ -577,8 +572,7 @@ class MainWindow(QMainWindow, OtherWindows):
         if not len(identities):
             self.timeline.highlight_rows(KERNEL, None)
             return
-        rows = np.concatenate([self.document.kernels_of(int(i)) for i in identities])
-        self.timeline.highlight_rows(KERNEL, rows)
+        self.timeline.highlight_rows(KERNEL, kernels_of(self.document, identities))
 
 
 def _scrolling(widget: QWidget) -> QScrollArea:

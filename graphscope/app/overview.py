@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from graphscope.app.timeline import TimelineView
 from graphscope.app.timeline_items import LaneAxis
 from graphscope.view.document import TraceDocument
+from graphscope.view.time_origin import x_span
 
 COLUMNS = 600  # busy share per column: read from each lane's level-of-detail pyramid, a few thousand runs
 HEIGHT = 44  # px
@@ -21,9 +22,7 @@ WINDOW_BRUSH = (255, 190, 0, 70)
 def busy_columns(document: TraceDocument, columns: int = COLUMNS) -> tuple[np.ndarray, np.ndarray]:
     """Column edges (timeline x) over the whole trace and, per column, the share of it its GPU streams
     were busy (their mean; every lane's when the trace has no GPU work)."""
-    start, end = document.trace.span()
-    origin = document.layout.origin
-    x0, x1 = float(start - origin), float(max(end - origin, start - origin + 1))
+    x0, x1 = x_span(*document.trace.span(), document.layout.origin)
     edges = np.linspace(x0, x1, columns + 1)
     width = (x1 - x0) / columns
     lanes = [lane for lane in document.layout.lanes if lane.kind == "gpu"] or document.layout.lanes

@@ -9,6 +9,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
+from graphscope.core.colours import PALETTE, kind_rgb
+from graphscope.core.events import Activity, ApiKind
 from graphscope.core.units import format_bytes, format_ns
 from graphscope.report.summary_text import launch_rows
 from graphscope.view.describe import Fields
@@ -155,8 +157,8 @@ class HistogramPanel(QWidget):
         self._pending = (latency_ns, duration_ns)
         if self.latency is None:
             return
-        self._fill(self.latency, latency_ns, (66, 133, 244))
-        self._fill(self.duration, duration_ns, (15, 157, 88))
+        self._fill(self.latency, latency_ns, PALETTE[ApiKind.KERNEL_LAUNCH])  # the lanes' launch calls
+        self._fill(self.duration, duration_ns, kind_rgb(Activity.KERNEL))  # not the old DAG's memcpy green
 
     @staticmethod
     def _fill(plot: pg.PlotWidget, values: np.ndarray, rgb: tuple[int, int, int]) -> None:

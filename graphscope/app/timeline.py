@@ -8,17 +8,17 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QCursor, QKeyEvent
 from PySide6.QtWidgets import QToolTip
 
-from graphscope.analysis.gpu_time import idle_gaps
 from graphscope.analysis.scope import Scope
-from graphscope.app.lane_item import HOST_WAIT, OTHER_WAIT, ROW_HEIGHT, UNKNOWN_WAIT, GapItem, LaneItem
+from graphscope.app.lane_item import ROW_HEIGHT, GapItem, LaneItem
 from graphscope.app.ruler import Ruler
 from graphscope.app.timeline_items import GridItem, LaneAxis, LinkItem, ScopeItem, TimeAxis, TimelineViewBox
-from graphscope.core.events import GPU_WORK, Activity
-from graphscope.core.units import format_ns
-from graphscope.trace.schema import NVTX_RANGE_TYPES
+from graphscope.app.workers import Task, start_behind
 from graphscope.view.describe import describe
 from graphscope.view.document import TraceDocument
-from graphscope.view.layout import API, DRAWN, GRAPH_GROUP, NVTX, STACKED_ROLES
+from graphscope.view.gaps import gaps_of
+from graphscope.view.layout import API, GRAPH_GROUP, NVTX, STACKED_ROLES
+from graphscope.view.links import linked, locate, range_scope, window_scope
+from graphscope.view.time_origin import x_of, x_span
 
 GROUP_HEADER = 0.9
 CLICK_TOLERANCE_PX = 3
@@ -34,6 +34,7 @@ class TimelineView(pg.PlotWidget):
     first_frame = Signal()  # once per document, after its lanes were first painted
     scope_requested = Signal(object)  # a Scope (drag on the time axis, an NVTX range clicked) or None (clear)
     lanes_changed = Signal()  # a group or a stack collapsed or expanded from the lane names
+    gaps_ready = Signal()  # the idle gaps, found in the background the first time they were shown, are drawn
 
     def __init__(self, parent=None) -> None:
         self.lane_axis = LaneAxis()
@@ -63,6 +64,7 @@ class TimelineView(pg.PlotWidget):
         self._label_rows: list[tuple[float, float, str, str]] = []  # (top, bottom, "group"/"lane", name)
         self.lane_axis.clicked = self._on_label_click
         self.show_gaps = False
+        self.gaps_task: Task | None = None  # finding the document's idle gaps (view/gaps.py)
         self.selection: tuple[int, int] | None = None
         self.link = LinkItem()
         self.scope_item = ScopeItem()
@@ -99,7 +101,7 @@ class TimelineView(pg.PlotWidget):
         self._frame_reported = False
         self.document = document
         self.selection = None
-        self.scope_item.set_windows(None, 0)
+        self.scope_item.set_windows(None)
         self.flat = {
             lane.key for lane in document.layout.lanes if lane.depth_rows > 1 and lane.role in self.flat_roles
         }
@@ -166,23 +168,37 @@ class TimelineView(pg.PlotWidget):
         self.empty_note.setPos(0, 0)
 
     def _add_gaps(self) -> None:
+        """Gap items behind the GPU lanes from the document's gaps; the first time, they are found on
+        the background pool (view/gaps.py) and drawn when ready."""
         document = self.document
+        if document.gaps is None:
+            self._find_gaps(document)
+            return
         for item in self.items.values():
-            lane = item.lane
-            if lane.kind != "gpu":
+            gaps = document.gaps.get(item.lane.key) if item.lane.kind == "gpu" else None
+            if gaps is None:
                 continue
-            gaps = idle_gaps(document.trace, document.analysis.work, lane.device, lane.stream)
-            cause = np.where(gaps.host_wait, HOST_WAIT, np.where(gaps.unknown, UNKNOWN_WAIT, OTHER_WAIT))
-            origin = document.layout.origin
-            gap = GapItem(
-                (gaps.start - origin).astype(np.float64),
-                (gaps.end - origin).astype(np.float64),
-                cause,
-                item.y,
-                item.height,
-            )
+            gap = GapItem(gaps.start, gaps.end, gaps.cause, item.y, item.height)
             self.view.addItem(gap)
             self.gap_items.append(gap)
+
+    def _find_gaps(self, document: TraceDocument) -> None:
+        if self.gaps_task is not None and self.gaps_task.args[0] is document:
+            return  # already being found
+        if self.gaps_task is not None:
+            self.gaps_task.cancel()
+        task = self.gaps_task = Task(gaps_of, document)
+        task.signals.finished.connect(lambda _gaps: self._on_gaps(task))
+        task.signals.failed.connect(lambda _message: setattr(self, "gaps_task", None))
+        start_behind(task)
+
+    def _on_gaps(self, task: Task) -> None:
+        if task is not self.gaps_task:
+            return
+        self.gaps_task = None
+        if self.show_gaps and self.document is task.args[0] and not self.gap_items:
+            self._add_gaps()
+            self.gaps_ready.emit()
 
     def set_gaps_visible(self, visible: bool) -> None:
         self.show_gaps = visible
@@ -223,18 +239,14 @@ class TimelineView(pg.PlotWidget):
         GPU work (start-up left out); lanes from the top, the GPU's in view."""
         if self.document is None:
             return
-        origin = self.document.layout.origin
-        first, last = self.document.focus
-        self.view.setXRange(first - origin, max(last - origin, first - origin + 1), padding=0.03)
+        self.view.setXRange(*x_span(*self.document.focus, self.document.layout.origin), padding=0.03)
         self._fit_rows(top=self._top_showing_gpu())
 
     def fit_all(self) -> None:
         """The whole process span in time; lanes from the top, the GPU's in view."""
         if self.document is None:
             return
-        start, end = self.document.trace.span()
-        origin = self.document.layout.origin
-        self.view.setXRange(start - origin, max(end - origin, start - origin + 1), padding=0.02)
+        self.view.setXRange(*x_span(*self.document.trace.span(), self.document.layout.origin), padding=0.02)
         self._fit_rows(top=self._top_showing_gpu())
 
     def _row_pixels(self) -> float:
@@ -268,12 +280,11 @@ class TimelineView(pg.PlotWidget):
         """To the selected event, or without one to the scope (a dragged window, an NVTX range)."""
         if self.selection is None:
             if self.scope is not None and self.document is not None:
-                origin = self.document.layout.origin
-                low, high = float(self.scope.first - origin), float(self.scope.last - origin)
+                low, high = self.document.layout.x_of(self.scope.first), self.document.layout.x_of(self.scope.last)
                 pad = max(high - low, 1.0) * 0.03
                 self.view.setXRange(low - pad, high + pad, padding=0)
             return
-        located = self._locate(*self.selection)
+        located = locate(self.document, *self.selection)
         if located is None:
             return
         lane_index, event, bracket = located
@@ -381,22 +392,6 @@ class TimelineView(pg.PlotWidget):
         self.link.set_points(None, None)
         self.selected.emit(-1, -1)
 
-    def _locate(self, source: int, row: int) -> tuple[int, int, bool] | None:
-        """(lane, index, is a bracket) of an event; a graph launch is its bracket, or in a whole-graph
-        export (graph trace mode 'graph') its whole-graph row, found by its start."""
-        layout = self.document.layout
-        found = layout.find(source, np.array([row]))
-        if found:
-            return found[0][0], int(found[0][1][0]), source == GRAPH_GROUP
-        if source == GRAPH_GROUP:
-            whole, start = self.document.trace.graph_launches, int(self.document.analysis.graphs.start[row])
-            at = int(np.searchsorted(whole.start, start)) if len(whole) else 0
-            if at < len(whole) and int(whole.start[at]) == start:
-                found = layout.find(int(Activity.GRAPH), np.array([at]))
-                if found:
-                    return found[0][0], int(found[0][1][0]), False
-        return None
-
     def select(self, source: int, row: int, emit: bool = True, scope: bool = True) -> None:
         """Select one event and light up what it is linked to (its launch call, or the work it caused);
         an NVTX range also scopes the panels unless `scope` is False (stepping through found events)."""
@@ -406,37 +401,16 @@ class TimelineView(pg.PlotWidget):
             item.set_selected(-1)
             item.set_selected_bracket(-1)
         self.selection = (source, row)
-        located = self._locate(source, row)
+        located = locate(self.document, source, row)
         if located is not None and located[0] in self.items:
             lane_index, event, bracket = located
             if bracket:
                 self.items[lane_index].set_selected_bracket(event)
             else:
                 self.items[lane_index].set_selected(event)
-        correlation = document.analysis.correlation
-        linked: dict[int, np.ndarray] = {}
-        call = -1
-        if source in GPU_WORK:
-            call = int(correlation.api_row[Activity(source).table][row])
-            if call >= 0:
-                linked[API] = np.array([call])
-        elif source == API:
-            caused = correlation.activities_of(row)
-            for kind, rows in caused.items():
-                if Activity.of_table(kind) in DRAWN:
-                    linked[Activity.of_table(kind)] = rows
-            groups = np.flatnonzero(document.analysis.graphs.api_row == row)
-            if len(groups):
-                linked[GRAPH_GROUP] = groups
-        elif source == GRAPH_GROUP:
-            call = int(document.analysis.graphs.api_row[row])
-            if call >= 0:
-                linked[API] = np.array([call])
-                for kind, rows in correlation.activities_of(call).items():
-                    if Activity.of_table(kind) in DRAWN:
-                        linked[Activity.of_table(kind)] = rows
-        self._highlight(linked)
-        self._draw_link(source, row, call)
+        found = linked(document, source, row)
+        self._highlight(found.rows)
+        self._draw_link(source, row, found.call)
         if source == NVTX and scope:
             self._scope_to_range(row)
         if emit:
@@ -475,32 +449,27 @@ class TimelineView(pg.PlotWidget):
         """Shade the scope's windows (None: no scope drawn)."""
         origin = self.document.layout.origin if self.document is not None else 0
         self.scope = scope
-        self.scope_item.set_windows(scope, origin)
+        self.scope_item.set_windows(None if scope is None else (x_of(scope.start, origin), x_of(scope.end, origin)))
 
     def _scope_to_range(self, row: int) -> None:
-        nvtx = self.document.trace.nvtx
-        start, end = int(nvtx.start[row]), int(nvtx.end[row])
-        if int(nvtx.event_type[row]) in NVTX_RANGE_TYPES and end > start:
-            name = self.document.trace.symbols.name(int(nvtx.text[row]))
-            self.scope_requested.emit(Scope.of(f"NVTX range {name!r}", np.array([start]), np.array([end])))
+        scope = range_scope(self.document.trace, row)
+        if scope is not None:
+            self.scope_requested.emit(scope)
 
     def _on_axis_drag(self, x0: float, x1: float, finished: bool) -> None:
         """A drag along the time axis previews a window, and scopes the panels to it when released."""
         if self.document is None:
             return
-        low, high = sorted((x0, x1))
-        origin = self.document.layout.origin
-        self.scope_item.set_preview((low, high) if not finished else None)
-        if finished and high - low > 0:
-            label = f"{format_ns(low)} to {format_ns(high)}"
-            scope = Scope.of(label, np.array([origin + int(low)]), np.array([origin + int(high)]))
+        self.scope_item.set_preview(tuple(sorted((x0, x1))) if not finished else None)
+        scope = window_scope(self.document.layout, x0, x1) if finished else None
+        if scope is not None:
             self.scope_requested.emit(scope)
 
     def _draw_link(self, source: int, row: int, call: int) -> None:
         if call < 0 or source == API:
             self.link.set_points(None, None)
             return
-        work = self._locate(source, row)
+        work = locate(self.document, source, row)
         cpu = self.document.layout.find(API, np.array([call]))
         if work is None or not cpu or work[0] not in self.items or cpu[0][0] not in self.items:
             self.link.set_points(None, None)

@@ -101,11 +101,9 @@ class ScopeItem(ViewSpanning):
         self.preview: tuple[float, float] | None = None
         self.setZValue(-5)
 
-    def set_windows(self, scope, origin: int) -> None:
-        """Shade a Scope's windows (times relative to `origin`); None clears."""
-        self.windows = (
-            [] if scope is None else list(zip((scope.start - origin).tolist(), (scope.end - origin).tolist()))
-        )
+    def set_windows(self, windows: tuple[np.ndarray, np.ndarray] | None) -> None:
+        """Shade windows (starts, ends: timeline x); None clears."""
+        self.windows = [] if windows is None else list(zip(windows[0].tolist(), windows[1].tolist()))
         self.prepareGeometryChange()
         self.update()
 

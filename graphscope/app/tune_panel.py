@@ -34,11 +34,11 @@ from graphscope.app.table_copy import make_copyable
 from graphscope.app.workers import Task, start
 from graphscope.core.errors import BadInputError, GraphscopeError
 from graphscope.core.launch_config import LaunchConfig, format_dim, parse_block
-from graphscope.core.stats import speedup
 from graphscope.core.units import format_ns
 from graphscope.graph.model import Dag, DagNode
 from graphscope.tune.controller import TuningController
 from graphscope.tune.measure import Trial
+from graphscope.tune.wording import against_baseline, fresh_confirmation, versus_baseline
 from graphscope.workload.session import WorkloadSession
 
 HISTORY = ("change", "how", "median", "95% interval", "vs baseline", "outputs", "status")
@@ -245,12 +245,7 @@ class TunePanel(QWidget):
         self.dag_ready.emit(dag)
 
     def _compare(self, trial: Trial) -> str:
-        if not trial.usable:
-            return f"{trial.status}: {trial.reason}"
-        ratio = speedup(self.controller.baseline.samples, trial.samples)
-        if not ratio.significant:
-            return f"no significant difference from the baseline ({ratio.value:.3f}x, {ratio.low:.3f}-{ratio.high:.3f})"
-        return f"{ratio.value:.3f}x the baseline's speed ({ratio.low:.3f}-{ratio.high:.3f}), in place"
+        return against_baseline(trial, self.controller.baseline)
 
     # -- sweeps, confirmation, configs ------------------------------------------------------------
 
@@ -297,16 +292,7 @@ class TunePanel(QWidget):
         fresh_baseline, fresh_best = trials
         self._add_row("baseline, fresh capture", fresh_baseline)
         self._add_row("best, fresh capture", fresh_best)
-        if not (fresh_baseline.usable and fresh_best.usable):
-            self.status.setText("a fresh capture failed: " + (fresh_baseline.reason or fresh_best.reason))
-            return
-        ratio = speedup(fresh_baseline.samples, fresh_best.samples)
-        penalty = self.controller.baseline.stats.median / fresh_baseline.stats.median
-        verdict = "significant" if ratio.significant else "not significant"
-        self.status.setText(
-            f"fresh captures: best is {ratio.value:.3f}x the baseline ({verdict}); in-place replay "
-            f"of the baseline was {penalty:.2f}x its fresh replay"
-        )
+        self.status.setText(fresh_confirmation(fresh_baseline, fresh_best, self.controller.baseline))
 
     def apply_best(self) -> None:
         self._apply_config(self.controller.best.config, "best")
@@ -350,10 +336,7 @@ class TunePanel(QWidget):
         row = self.history.rowCount()
         self.history.insertRow(row)
         stats = trial.stats if trial.samples else None
-        baseline = self.controller.baseline if self.controller is not None else None
-        versus = ""
-        if stats and baseline is not None and trial is not baseline and trial.how != "alone":
-            versus = f"{speedup(baseline.samples, trial.samples).value:.3f}x"
+        versus = versus_baseline(trial, self.controller.baseline if self.controller is not None else None)
         cells = (
             label,
             trial.how,

@@ -7,17 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from graphscope.core.colours import hex_of, kind_rgb
 from graphscope.core.units import format_bytes, format_ns
 from graphscope.graph.model import Dag
 
 A_COLOUR, B_COLOUR = "#4285f4", "#f4a000"
-KIND_COLOURS = {
-    "api": "#4285f4",
-    "kernels": "#2ca02c",
-    "memcpy": "#2ea043",
-    "memset": "#00acc1",
-    "graph_launches": "#8e44ad",
-}
 FONT_FAMILY = "font-family='Helvetica,Arial,sans-serif'"
 FONT = f"{FONT_FAMILY} font-size='11'"
 
@@ -134,7 +128,7 @@ def timeline(excerpt: dict[str, Any] | None, title: str, span: int | None = None
         ends = (np.asarray(lane["end"], dtype=np.float64) - low) / span * (width - left - 10) + left
         kinds = lane.get("kinds") or ["api"] * len(starts)
         for x0, x1, kind, busy in _merged(starts, ends, kinds):
-            colour = KIND_COLOURS.get(kind, "#888")
+            colour = hex_of(kind_rgb(kind))  # the timeline's colour of its kind (core/colours.py)
             tall = (row - 7) * max(min(busy / max(x1 - x0, 0.8), 1.0), 0.2)
             body.append(
                 f"<rect x='{x0:.1f}' y='{y + row - 4 - tall:.1f}' width='{max(x1 - x0, 0.8):.1f}' "

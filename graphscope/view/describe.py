@@ -45,8 +45,7 @@ def idle_details(summary: dict | None, whole: str = "the whole trace") -> tuple[
 
 
 def _time(document: TraceDocument, start: int, end: int) -> Fields:
-    origin = document.layout.origin
-    return [("start", format_time(start - origin)), ("duration", format_ns(end - start))]
+    return [("start", format_time(document.layout.x_of(start))), ("duration", format_ns(end - start))]
 
 
 def _launching_call(document: TraceDocument, kind: str, row: int) -> Fields:

@@ -50,6 +50,7 @@ class TraceDocument:
     window: Window | None = None  # the part of a file too large to hold whole that was read
     align_to: str | None = None  # what time 0 is aligned to (open_document's `align_to`)
     restored: bool = False  # its parts came from the file's saved view (view/saved.py), not computed
+    gaps: dict[str, Any] | None = None  # GPU lane key -> its idle gaps (view/gaps.py), once first shown
     _identity: np.ndarray | None = None
 
     @property

@@ -16,12 +16,14 @@ import numpy as np
 
 from graphscope.analysis.graphs import GraphLaunches, launch_of_nodes
 from graphscope.analysis.launch import api_kinds
+from graphscope.core.colours import KERNEL_COLORS, KIND_COLOR, NVTX_COLORS
 from graphscope.core.events import GPU_WORK, Activity
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table, offsets_from, row_numbers, rows_where
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import NVTX_DRAWN_TYPES, NVTX_RANGE_TYPES
 from graphscope.view.lod import LodLane
+from graphscope.view.time_origin import ns_of, x_of
 
 # A lane event's source is an `Activity` (core/events.py); the short names below are those members.
 API, KERNEL, MEMCPY, MEMSET, GRAPH_ROW, NVTX, GRAPH_GROUP = (
@@ -35,48 +37,6 @@ API, KERNEL, MEMCPY, MEMSET, GRAPH_ROW, NVTX, GRAPH_GROUP = (
 )
 DRAWN = (API, KERNEL, MEMCPY, MEMSET, GRAPH_ROW, NVTX, GRAPH_GROUP)
 """Every kind of event a lane can draw (synchronization rows are not drawn)."""
-
-# palette indices: 0-7 API kinds, 8 memcpy, 9 memset, 10 graph, 11-26 kernels, 27-34 NVTX
-PALETTE = [
-    (150, 150, 150),
-    (66, 133, 244),
-    (156, 39, 176),
-    (219, 68, 55),
-    (15, 157, 88),
-    (0, 150, 136),
-    (244, 160, 0),
-    (121, 85, 72),
-    (46, 160, 67),
-    (0, 172, 193),
-    (142, 68, 173),
-    (31, 119, 180),
-    (255, 127, 14),
-    (44, 160, 44),
-    (214, 39, 40),
-    (148, 103, 189),
-    (140, 86, 75),
-    (227, 119, 194),
-    (127, 127, 127),
-    (188, 189, 34),
-    (23, 190, 207),
-    (57, 106, 177),
-    (218, 124, 48),
-    (62, 150, 81),
-    (204, 37, 41),
-    (107, 76, 154),
-    (146, 36, 40),
-    (174, 199, 232),
-    (255, 187, 120),
-    (152, 223, 138),
-    (255, 152, 150),
-    (197, 176, 213),
-    (196, 156, 148),
-    (247, 182, 210),
-    (219, 219, 141),
-]
-COLOR_MEMCPY, COLOR_MEMSET, COLOR_GRAPH = 8, 9, 10
-KERNEL_COLORS = range(11, 27)
-NVTX_COLORS = range(27, 35)
 
 
 @dataclass
@@ -127,6 +87,14 @@ class TimelineLayout:
     lanes: list[Lane]
     sizes: dict[int, int]  # rows of each source table
     _locate: dict[int, tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False)
+
+    def x_of(self, ns):
+        """Timeline x of trace time(s) (view/time_origin.py)."""
+        return x_of(ns, self.origin)
+
+    def ns_of(self, x: float) -> int:
+        """Trace time of a timeline x."""
+        return ns_of(x, self.origin)
 
     @property
     def locate(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
@@ -258,8 +226,8 @@ def _thread_lanes(trace: Trace, origin: int, group: str, thread: int) -> list[La
                 kind="api",
                 source=np.full(count, API, np.int8),
                 row=row_numbers(rows, len(api)),
-                start=_lane_times(api.start[rows], origin),
-                end=_lane_times(api.end[rows], origin),
+                start=x_of(api.start[rows], origin),
+                end=x_of(api.end[rows], origin),
                 color=api_kinds(trace.symbols, name).astype(np.int16),
                 name=name,
                 depth=np.zeros(count, np.int8),
@@ -297,8 +265,8 @@ def _range_lane(trace: Trace, origin: int, group: str, rows: np.ndarray, key: st
         kind="nvtx",
         source=np.full(len(rows), NVTX, np.int8),
         row=rows,
-        start=_lane_times(start, origin),
-        end=_lane_times(end, origin),
+        start=x_of(start, origin),
+        end=x_of(end, origin),
         color=_color_by_name(nvtx.text[rows], NVTX_COLORS, trace.symbols),
         name=nvtx.text[rows],
         depth=nesting_depth(start, end),
@@ -316,11 +284,6 @@ def nesting_depth(start: np.ndarray, end: np.ndarray) -> np.ndarray:
         depth[i] = min(len(open_ends), 127)
         open_ends.append(e)
     return depth
-
-
-def _lane_times(times: np.ndarray, origin: int) -> np.ndarray:
-    """Nanoseconds from `origin` as float64, subtracted as integers (exact) and cast in one pass."""
-    return np.subtract(times, origin, out=np.empty(len(times), np.float64), casting="unsafe")
 
 
 def _gpu_lanes(trace: Trace, origin: int, device: int) -> list[Lane]:
@@ -342,8 +305,7 @@ def _gpu_lanes(trace: Trace, origin: int, device: int) -> list[Lane]:
             name = table.short_name[rows]
             color = _color_by_name(name, KERNEL_COLORS, trace.symbols)
         else:
-            fixed = {MEMCPY: COLOR_MEMCPY, MEMSET: COLOR_MEMSET, GRAPH_ROW: COLOR_GRAPH}[source]
-            color, name = np.full(count, fixed, np.int16), np.full(count, -1, np.int32)
+            color, name = np.full(count, KIND_COLOR[source], np.int16), np.full(count, -1, np.int32)
         row = row_numbers(rows, len(table))
         parts.append((np.full(count, source, np.int8), row, stream, table.start[rows], table.end[rows], color, name))
     if not parts:
@@ -366,8 +328,8 @@ def _gpu_lanes(trace: Trace, origin: int, device: int) -> list[Lane]:
                 kind="gpu",
                 source=source[mine],
                 row=rows[mine],
-                start=_lane_times(start[mine], origin),
-                end=_lane_times(end[mine], origin),
+                start=x_of(start[mine], origin),
+                end=x_of(end[mine], origin),
                 color=color[mine],
                 name=name[mine],
                 depth=np.zeros(len(starts), np.int8),
@@ -390,10 +352,10 @@ def _brackets(
     order = mine[np.argsort(launch[mine], kind="stable")]
     keys = launch[order]
     first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    starts = np.minimum.reduceat(nodes.start[order], first) - origin
-    ends = np.maximum.reduceat(nodes.end[order], first) - origin
+    starts = x_of(np.minimum.reduceat(nodes.start[order], first), origin)
+    ends = x_of(np.maximum.reduceat(nodes.end[order], first), origin)
     by_start = np.argsort(starts, kind="stable")
-    spans = LodLane(starts[by_start], ends[by_start], np.full(len(first), COLOR_GRAPH, np.int16))
+    spans = LodLane(starts[by_start], ends[by_start], np.full(len(first), KIND_COLOR[GRAPH_GROUP], np.int16))
     return keys[first][by_start], spans
 
 

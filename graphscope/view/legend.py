@@ -5,11 +5,22 @@ from __future__ import annotations
 
 import html
 
+from graphscope.core.colours import (
+    COLOR_GRAPH,
+    COLOR_MEMCPY,
+    COLOR_MEMSET,
+    GAP_LABELS,
+    GAP_RGB,
+    HOST_WAIT,
+    KERNEL_COLORS,
+    OTHER_WAIT,
+    PALETTE,
+)
 from graphscope.core.events import ApiKind
 from graphscope.core.units import format_ns
-from graphscope.view.layout import COLOR_GRAPH, COLOR_MEMCPY, COLOR_MEMSET, KERNEL_COLORS, PALETTE
+from graphscope.view.time_origin import x_of
 
-GAP_COLOURS = (("GPU idle, waiting for the CPU to submit", (255, 140, 0)), ("GPU idle, work queued", (120, 120, 120)))
+GAP_COLOURS = tuple((GAP_LABELS[cause], GAP_RGB[cause]) for cause in (HOST_WAIT, OTHER_WAIT))
 
 
 def _swatch(rgb: tuple[int, int, int], text: str, outline: bool = False) -> str:
@@ -50,7 +61,7 @@ def scope_banner(view, document) -> str:
     if scope is None:
         whole = "the whole window" if document.window else "the whole trace"
         return f"{window}Scope: <b>{whole}</b> · drag along the time axis or click an NVTX range to scope the panels"
-    where = f"{format_ns(scope.first - origin)} to {format_ns(scope.last - origin)}"
+    where = f"{format_ns(x_of(scope.first, origin))} to {format_ns(x_of(scope.last, origin))}"
     back = "the whole trace" if document.default_scope is None else "the default scope"
     clear = "" if scope is document.default_scope else f" · <a href='clear'>Backspace: back to {back}</a>"
     return f"{window}Scope: <b>{html.escape(scope.label)}</b> · {where}{clear}"

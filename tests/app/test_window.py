@@ -127,10 +127,11 @@ def test_keyboard_zoom_pan_and_fit(window, open_trace, qtbot):
     assert c1 - c0 >= (span[1] - span[0])
 
 
-def test_idle_gaps_lanes_hiding_and_collapsing(window, open_trace):
+def test_idle_gaps_lanes_hiding_and_collapsing(window, open_trace, qtbot):
     open_trace(FORKJOIN)
     timeline = window.timeline
-    window.gaps_action.trigger()
+    with qtbot.waitSignal(timeline.gaps_ready, timeout=10_000):  # found on the background pool
+        window.gaps_action.trigger()
     assert timeline.gap_items and all(len(g.lod) for g in timeline.gap_items)
     before = len(timeline.items)
     stream_key = _item(window, "gpu", stream=16).lane.key
