@@ -17,10 +17,13 @@ file gives. Each is imported when a workload asks for it (the GPU libraries load
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graphscope.workload.frameworks.base import FrameworkClass
 
 
-def framework_for(name: str) -> Any:
+def framework_for(name: str) -> FrameworkClass:
     """The framework class a workload's FRAMEWORK names (KeyError for an unknown name)."""
     if name == "cupy":
         from graphscope.workload.frameworks.cupy_framework import CupyFramework
