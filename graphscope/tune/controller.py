@@ -96,7 +96,7 @@ class IsolatingMeasurer:
             if status is None:
                 raise
             self.controller.restart("after timing a kernel alone failed")
-            config = self.controller.baseline.config
+            config = self.controller.loaded_baseline().config
             return [Trial(config, "alone", [], None, knob.key, b, status=status, reason=exc.message) for b in blocks]
 
     def _guarded(self, work: Callable[[LiveMeasurer], Trial], config: LaunchConfig, how: str) -> Trial:
