@@ -1,4 +1,4 @@
-"""`import graphscope` and every headless command load no Qt, pyqtgraph, CuPy or CUDA bindings."""
+"""`import graphscope` and every headless command load no Qt, pyqtgraph, CuPy, CUDA bindings or PyTorch."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 from tests.conftest import FORKJOIN
 
-FORBIDDEN = ("PySide6", "shiboken6", "pyqtgraph", "cupy", "cuda")
+FORBIDDEN = ("PySide6", "shiboken6", "pyqtgraph", "cupy", "cuda", "torch")
 
 PROBE = """
 import json, sys, contextlib, io

@@ -114,9 +114,9 @@ class Timeline:
             following += low_item + 1
             gap_start = reach[following - 1]
             length = start[following] - gap_start  # > 0: the next item starts after everything before it ended
-            waiting = self._waiting_many(gap_start, following + first if item is None else item[following])
+            waits = self._waiting_many(gap_start, following + first if item is None else item[following])
             holes, gaps = holes + int(length.sum()), gaps + len(length)
-            host_wait += int(length[waiting].sum())
+            host_wait += int(length[waits].sum())
         other = holes - host_wait
         busy_from, busy_to = int(start[0]), int(reach[-1])
         busy = busy_to - busy_from - holes

@@ -108,7 +108,8 @@ class _TotalBusy:
     two passes): float sums of ends and starts, no 80 MB temporary of durations."""
 
     def __init__(self, work_start: np.ndarray, work_end: np.ndarray) -> None:
-        self.work_start, self.work_end, self.value = work_start, work_end, None
+        self.work_start, self.work_end = work_start, work_end
+        self.value: float | None = None
 
     def __float__(self) -> float:
         if self.value is None:
@@ -175,7 +176,7 @@ def _may_have_gap(starts: np.ndarray, low: int, high: int) -> bool:
     return bool(len(runs)) and int(runs.max()) >= int(GAP_BINS * MOSTLY_GAP) - 1
 
 
-def _between(sorted_values: np.ndarray, low: int, high: int) -> tuple[int, int]:
+def _between(sorted_values: np.ndarray, low: float, high: float) -> tuple[int, int]:
     """The slice of sorted values within [low, high]."""
     return int(np.searchsorted(sorted_values, low, "left")), int(np.searchsorted(sorted_values, high, "right"))
 

@@ -38,11 +38,7 @@ class LaunchMetrics:
     first_work: np.ndarray  # index in the `gpu_work` table of the call's first activity (-1: none), int32
     call_start: np.ndarray = field(repr=False)  # trace.api.start, whole
     work_start: np.ndarray = field(repr=False)  # the work table's start, whole
-    capture: np.ndarray | None = None  # per call: made while its thread captured a graph (analysis/capture.py)
-
-    def __post_init__(self) -> None:
-        if self.capture is None:
-            self.capture = np.zeros(len(self.rows), dtype=bool)
+    capture: np.ndarray  # per call: made while its thread captured a graph (analysis/capture.py), bool
 
     def of_kind(self, kind: ApiKind) -> np.ndarray:
         return self.kind == int(kind)

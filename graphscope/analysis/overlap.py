@@ -50,7 +50,7 @@ def stream_overlap(work: Table) -> StreamOverlap:
     start, end = start[order], end[order]
     first = np.flatnonzero(np.r_[True, (device[1:] != device[:-1]) | (stream[1:] != stream[:-1])])
     bounds = np.r_[first, len(start)]
-    result = ([], [], [], [])
+    result: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):  # one stream at a time: few
         if hi - lo < 2:
             continue

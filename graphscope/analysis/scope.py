@@ -144,7 +144,11 @@ def parse_window(text: str, what: str) -> TimeWindow:
     end = parse_time(last) if last.strip() else None
     if end is not None and end <= start:
         raise BadInputError(f"{what}: the end must come after the start")
-    bare = [t for t in (first, last) if t.strip() and not _UNIT.search(t) and float(_TIME.match(t).group(1)) != 0]
+    bare = [
+        t
+        for t in (first, last)  # each parsed above: _TIME matches it
+        if t.strip() and not _UNIT.search(t) and (number := _TIME.match(t)) is not None and float(number.group(1)) != 0
+    ]
     if bare:
         raise BadInputError(f"{what}: give {bare[0].strip()!r} a unit (ns, us, ms or s), such as {bare[0].strip()}ms")
     return TimeWindow(what, start, end)

@@ -198,8 +198,8 @@ def launch_account(
     capture = in_scope & launches.capture
     without_work = in_scope & ~launches.capture & (launches.first_work < 0)
     considered = in_scope & ~capture & ~without_work
-    keys, graph_ids = keys if keys is not None else launch_keys(trace, launches, work, graphs)
-    one_off = one_off_calls(launches, keys, considered)
+    key_of, graph_ids = keys if keys is not None else launch_keys(trace, launches, work, graphs)
+    one_off = one_off_calls(launches, key_of, considered)
     steady = considered & ~one_off
     blocked, excess = blocked_calls(launches, work, steady)
     eager = steady & (launches.kind == ApiKind.KERNEL_LAUNCH)
@@ -208,10 +208,10 @@ def launch_account(
     busy_all = _busy(work, work_in) if busy_all_ns is None else busy_all_ns
     busy = busy_all if not len(one_off_rows) else _busy(work, work_in & ~np.isin(work.api_row, one_off_rows))
     in_graphs = np.isin(graphs.api_row, launches.rows[graph]) if len(graphs) else np.zeros(0, bool)
-    kernel_rows = work.source_row[launches.first_work[one_off & (keys < _GRAPH_KEY)]]
+    kernel_rows = work.source_row[launches.first_work[one_off & (key_of < _GRAPH_KEY)]]
     names = sorted({trace.symbols.name(int(k)) for k in trace.kernels.short_name[kernel_rows]})
-    names += [f"graph {graph_ids[k - _GRAPH_KEY]}" for k in keys[one_off & (keys >= _GRAPH_KEY)].tolist()]
-    steady_keys = keys[steady & (keys >= 0)]
+    names += [f"graph {graph_ids[k - _GRAPH_KEY]}" for k in key_of[one_off & (key_of >= _GRAPH_KEY)].tolist()]
+    steady_keys = key_of[steady & (key_of >= 0)]
     max_repeats = int(np.bincount(distinct_groups(steady_keys)[1]).max()) if len(steady_keys) else 0
     return LaunchAccount(
         eager_calls=int(eager.sum()),

@@ -116,9 +116,9 @@ def _summarize(
     def inside(mask: np.ndarray | None, length: int) -> np.ndarray:
         return mask if mask is not None else np.ones(length, dtype=bool)
 
-    api_in = inside(rows and rows.api, len(trace.api))
-    work_in = inside(rows and rows.work, len(work))
-    kernels_in = inside(rows and rows.gpu["kernels"], len(trace.kernels))
+    api_in = inside(rows.api if rows is not None else None, len(trace.api))
+    work_in = inside(rows.work if rows is not None else None, len(work))
+    kernels_in = inside(rows.gpu["kernels"] if rows is not None else None, len(trace.kernels))
     calls_in = api_in[launches.rows]
     kernel_calls = launches.of_kind(ApiKind.KERNEL_LAUNCH) & calls_in
     graph_calls = launches.of_kind(ApiKind.GRAPH_LAUNCH) & calls_in
@@ -155,7 +155,7 @@ def _summarize(
         }
         for i in range(min(top, len(stats)))
     ]
-    gpus = []
+    gpus: list[dict[str, Any]] = []
     waited = Waited(0, 0)  # the GPUs with work in scope: how long they waited for the CPU, of their time
     for device, time in accounts.items():
         if scope is not None and time.busy_ns == 0:
@@ -163,11 +163,11 @@ def _summarize(
         waited = Waited(
             waited.host_wait_ns + time.host_wait_ns, waited.wall_ns + time.wall_ns, (waited.busy_ns or 0) + time.busy_ns
         )
-        gpu = trace.gpu(device)
+        named = trace.gpu(device)
         gpus.append(
             {
                 "device": device,
-                "name": gpu.name if gpu else None,
+                "name": named.name if named else None,
                 "busy_ns": time.busy_ns,
                 "idle_ns": time.idle_ns,
                 "utilization": round(time.utilization, 6),

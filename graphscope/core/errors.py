@@ -34,6 +34,8 @@ class WorkloadError(GraphscopeError):
     `kind` names the cause (see graphscope.workload.protocol.ERRORS); `details` keeps the traceback.
     """
 
+    run_id: int | None = None  # set by workload.record.run_and_record once the failure is stored
+
     def __init__(self, message: str, kind: str = "raised", details: str = "") -> None:
         super().__init__(message)
         self.kind = kind
@@ -42,6 +44,8 @@ class WorkloadError(GraphscopeError):
 
 class NoGpuError(GraphscopeError):
     """The command needs a CUDA GPU (and CuPy) and this machine has none."""
+
+    run_id: int | None = None  # as WorkloadError's
 
 
 class ToolMissingError(GraphscopeError):

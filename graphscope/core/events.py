@@ -18,6 +18,7 @@ The integer codes are what columnar tables store (`int8`), so they never change 
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import overload
 
 import numpy as np
 
@@ -103,18 +104,32 @@ _NODE_BITS = 32
 _NODE_MASK = (1 << _NODE_BITS) - 1
 
 
+@overload
+def node_id(graph: int, index: int) -> int: ...
+@overload
+def node_id(graph: np.ndarray, index: int | np.ndarray) -> np.ndarray: ...
+@overload
+def node_id(graph: int | np.ndarray, index: np.ndarray) -> np.ndarray: ...
 def node_id(graph: int | np.ndarray, index: int | np.ndarray) -> int | np.ndarray:
-    """The trace's graphNodeId of node `index` of graph `graph`."""
+    """The trace's graphNodeId of node `index` of graph `graph` (an int of ints, an array of any array)."""
     if isinstance(graph, np.ndarray) or isinstance(index, np.ndarray):
         return (np.asarray(graph, dtype=np.int64) << _NODE_BITS) | (np.asarray(index, dtype=np.int64) & _NODE_MASK)
     return (int(graph) << _NODE_BITS) | (int(index) & _NODE_MASK)
 
 
+@overload
+def graph_of(node: int) -> int: ...
+@overload
+def graph_of(node: np.ndarray) -> np.ndarray: ...
 def graph_of(node: int | np.ndarray) -> int | np.ndarray:
     """The graph id a graphNodeId belongs to."""
     return node >> _NODE_BITS if isinstance(node, np.ndarray) else int(node) >> _NODE_BITS
 
 
+@overload
+def index_in_graph(node: int) -> int: ...
+@overload
+def index_in_graph(node: np.ndarray) -> np.ndarray: ...
 def index_in_graph(node: int | np.ndarray) -> int | np.ndarray:
     """A graphNodeId's node index inside its graph (capture order)."""
     return node & _NODE_MASK if isinstance(node, np.ndarray) else int(node) & _NODE_MASK

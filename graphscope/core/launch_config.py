@@ -8,6 +8,7 @@ site (`add#3`) or by name (`add`, every ordinal); the grid follows from the site
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ WARP = 32
 CONFIG_FORMAT = "graphscope-launch-config/1"
 
 
-def as_dim(value: int | tuple[int, ...] | list[int]) -> Dim:
+def as_dim(value: int | Sequence[int]) -> Dim:
     """1, 2 or 3 sizes (or one int) as an (x, y, z) triple."""
     values = (int(value),) if isinstance(value, int) else tuple(int(v) for v in value)
     if not 1 <= len(values) <= 3 or any(v < 1 for v in values):

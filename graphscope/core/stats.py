@@ -58,7 +58,8 @@ def _order_interval(values: np.ndarray) -> tuple[float, float]:
 
 def _bootstrap_medians(samples: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     picks = rng.integers(0, len(samples), size=(RESAMPLES, len(samples)))
-    return np.median(samples[picks], axis=1)
+    medians: np.ndarray = np.median(samples[picks], axis=1)
+    return medians
 
 
 def describe(samples: np.ndarray | list[float], seed: int = 0) -> SampleStats:

@@ -61,8 +61,8 @@ def dags_from_trace(nodes: Table, symbols: SymbolTable, created: np.ndarray | No
                     node.detail["direction"] = direction
                     node.name = f"memcpy {direction}"
             if kind == "kernel" and "block_x" in nodes:
-                node.grid = tuple(int(nodes[c][row]) for c in ("grid_x", "grid_y", "grid_z"))
-                node.block = tuple(int(nodes[c][row]) for c in ("block_x", "block_y", "block_z"))
+                node.grid = (int(nodes.grid_x[row]), int(nodes.grid_y[row]), int(nodes.grid_z[row]))
+                node.block = (int(nodes.block_x[row]), int(nodes.block_y[row]), int(nodes.block_z[row]))
             dag_nodes.append(node)
         dags.append(Dag(dag_nodes, [], "trace", edges_known=False, graph_id=graph, notes=[NO_EDGES]))
     return dags

@@ -42,7 +42,8 @@ def banded(streams: list[int]) -> list[tuple[float, float]]:
 
 def longest_path_layers(count: int, edges: list[tuple[int, int]]) -> list[int]:
     """The longest-path depth of each node: its column in a left-to-right drawing."""
-    depth, incoming, children = [0] * count, [0] * count, {}
+    depth, incoming = [0] * count, [0] * count
+    children: dict[int, list[int]] = {}
     for a, b in edges:
         children.setdefault(a, []).append(b)
         incoming[b] += 1

@@ -25,7 +25,7 @@ def demangle(symbol: str) -> str | None:
     except ImportError:
         return None
     try:
-        return cxxfilt.demangle(symbol)
+        return str(cxxfilt.demangle(symbol))
     except Exception:  # cxxfilt.InvalidName, or no libstdc++ to load: keep the symbol
         return None
 

@@ -154,7 +154,9 @@ def plan(
     memory_limit = memory_budget if memory_budget is not None else float("inf")
     startup_limit = startup_budget_ns if startup_budget_ns is not None else float("inf")
     for k, cost in enumerate(model.costs):
-        points = [(cost.memory_bytes, cost.startup_ns, model.segment(None, cost.size), (cost.size,))]
+        points: list[tuple[int, float, float, tuple[int, ...]]] = [
+            (cost.memory_bytes, cost.startup_ns, model.segment(None, cost.size), (cost.size,))
+        ]
         for j in range(k):
             below = model.costs[j].size
             added = model.segment(below, cost.size)
@@ -163,7 +165,7 @@ def plan(
                     (memory + cost.memory_bytes, startup + cost.startup_ns, time + added, (*chosen, cost.size))
                 )
         states[k] = _pareto([p for p in points if p[0] <= memory_limit and p[1] <= startup_limit])
-    finals = [(0, 0.0, model.tail(None), ())]
+    finals: list[tuple[int, float, float, tuple[int, ...]]] = [(0, 0.0, model.tail(None), ())]
     for k, points in states.items():
         tail = model.tail(model.costs[k].size)
         finals += [(m, s, t + tail, chosen) for m, s, t, chosen in points]

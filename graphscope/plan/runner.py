@@ -92,7 +92,7 @@ def costs_of(measured: dict[str, Any]) -> list[SizeCost]:
 def switch_penalty(measured: dict[str, Any]) -> float:
     """The measured cost of replaying a graph right after another one (workload/sizes.py): the round-robin
     estimate, at least 0; 0 where the measurements predate it or hold one size. Of the two estimates it is
-    the one whose predictions stayed within 5% of serving on the H200 (README, Measured); alternating
+    the one whose predictions stayed within 5% of serving on the H200 (benchmarks/RESULTS.md); alternating
     neighbours only gave 0.3-15 us against 0.3-4.2 us served, and the MLP's prediction +6.1%."""
     switch = measured["measurements"].get("switch_ns") or {}
     return max(float(switch.get("rotation") or 0.0), 0.0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import math
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from graphscope.core.errors import BadInputError
@@ -31,7 +31,7 @@ def read_traffic(path: Path) -> dict[int, float]:
         rows = list(csv.reader(path.read_text(encoding="utf-8").splitlines()))
     except UnicodeDecodeError:
         raise BadInputError(f"--traffic {path}: not a text file of sizes (nor a trace)") from None
-    traffic: Counter[int] = Counter()
+    traffic: defaultdict[int, float] = defaultdict(float)  # weights may be fractions
     header = [c.strip().lower() for c in rows[0]] if rows else []
     column = header.index("size") if "size" in header else 0
     count = header.index("count") if "count" in header else (1 if rows and len(rows[0]) > 1 else None)

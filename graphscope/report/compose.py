@@ -37,13 +37,13 @@ def report_from_sources(
     charts: bool = True,
 ) -> Report:
     """The report `graphscope report ITEMS` describes (report.sources parses them)."""
-    from graphscope.report.sources import StoredPlan, TuneSource, parse_source, sides_for
+    from graphscope.report.sources import StoredPlan, TuneSource, parse_stored, sides_for
 
     if len(items) == 1 and items[0].startswith((StoredPlan.prefix, TuneSource.prefix)):
         from graphscope.report.plan_report import plan_report
         from graphscope.report.tune_report import tune_report
 
-        stored = parse_source(items[0])
+        stored = parse_stored(items[0])
         made = plan_report if isinstance(stored, StoredPlan) else tune_report
         report, own_charts = made(stored.load(session))
         return report, own_charts if charts else {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from graphscope.analysis.scope import Scope, TimeWindow, nvtx_scope, parse_window
 from graphscope.analysis.summary import TraceAnalysis, analyze
@@ -29,10 +29,19 @@ if TYPE_CHECKING:  # sqlite-utils loads only when a session database is opened
 
 class Source:
     """One argument of `graphscope report`, parsed once. Subclasses with a `prefix` are registered by it;
-    anything else names a trace file."""
+    anything else names a trace file.
+
+    What every source has: `prefix`, `text`, `label` and `parse`. What only some have is declared where it
+    exists, and callers narrow first (mypy checks both): `path` on `TraceFile`, `scope(trace)` on the
+    scopes (`SCOPES`), `load(session)` on the records of the session database (`StoredNumber`)."""
 
     prefix: ClassVar[str] = ""
     text: str
+
+    @classmethod
+    def parse(cls, text: str) -> Self:
+        """The source `text` names, or BadInputError with one line saying how to write it."""
+        raise NotImplementedError(cls.__name__)
 
     @property
     def label(self) -> str:
@@ -45,7 +54,7 @@ class TraceFile(Source):
     path: Path
 
     @classmethod
-    def parse(cls, text: str) -> TraceFile:
+    def parse(cls, text: str) -> Self:
         path = Path(text)
         if not path.exists():
             raise BadInputError(f"{path}: no such file")
@@ -65,7 +74,7 @@ class NvtxSource(Source):
     pattern: str
 
     @classmethod
-    def parse(cls, text: str) -> NvtxSource:
+    def parse(cls, text: str) -> Self:
         pattern = text[len(cls.prefix) :]
         if not pattern.strip():
             raise BadInputError(f"{text!r}: name the NVTX range (nvtx:NAME, or a glob such as nvtx:'eager_*')")
@@ -88,7 +97,7 @@ class RangeSource(Source):
     window: TimeWindow
 
     @classmethod
-    def parse(cls, text: str) -> RangeSource:
+    def parse(cls, text: str) -> Self:
         return cls(text, parse_window(text[len(cls.prefix) :], text))
 
     @property
@@ -108,7 +117,7 @@ class StoredNumber(Source):
     mode: str | None = None
 
     @classmethod
-    def parse(cls, text: str) -> StoredNumber:
+    def parse(cls, text: str) -> Self:
         parts = text[len(cls.prefix) :].split(":")
         if not parts[0].isdigit() or len(parts) > cls.max_parts or int(parts[0]) >= 1 << 63:
             raise BadInputError(f"{text!r}: write {cls.prefix}ID with the number graphscope printed{cls.hint}")
@@ -131,6 +140,10 @@ class StoredNumber(Source):
             raise BadInputError(f"{self.text}: no such {noun} in {store.path}")
         return found
 
+    def load(self, session: Path | None) -> dict[str, Any]:
+        """The stored record, or BadInputError: one line saying there is none."""
+        raise NotImplementedError(type(self).__name__)
+
 
 @dataclass(frozen=True)
 class RunSource(StoredNumber):
@@ -139,6 +152,10 @@ class RunSource(StoredNumber):
     prefix: ClassVar[str] = "run:"
     max_parts: ClassVar[int] = 2
     hint: ClassVar[str] = " (run:ID:eager picks a mode)"
+
+    def load(self, session: Path | None) -> dict[str, Any]:
+        """The stored run with its traces (sides_for reads its measurements too)."""
+        return self._stored(session, "run", "run")
 
 
 @dataclass(frozen=True)
@@ -183,8 +200,16 @@ def parse_scope_option(text: str | None, option: str) -> NvtxSource | RangeSourc
     if text is None:
         return None
     source = parse_source(text) if text.startswith(tuple(c.prefix for c in SCOPES)) else None
-    if source is None:
+    if not isinstance(source, SCOPES):
         raise BadInputError(f"{option} {text!r}: a scope is nvtx:NAME or range:START:END")
+    return source
+
+
+def parse_stored(text: str) -> StoredNumber:
+    """A record of the session database (run:ID, tune:ID, plan:ID), or one line saying how to write one."""
+    source = parse_source(text)
+    if not isinstance(source, StoredNumber):
+        raise BadInputError(f"{text!r}: write run:ID, tune:ID or plan:ID with the number graphscope printed")
     return source
 
 
@@ -218,7 +243,7 @@ class Loaded:
             return trace_side(*opened, scope, label or Path(path).name)
         return trace_side(*opened, scope.scope(opened[0]), label or f"{Path(path).name} {scope.label}")
 
-    def comparable(self, path_a: Path, path_b: Path) -> tuple[Side, Side]:
+    def comparable(self, path_a: Path, path_b: Path) -> tuple[Side, Side | None]:
         """Two traces over like-for-like default scopes (report/scopes.py), saying how they were chosen."""
         if Path(path_a).resolve() == Path(path_b).resolve():  # one trace: its deferred columns load once
             opened = self.trace(path_a), self.trace(path_b)
@@ -247,31 +272,32 @@ def sides_for(
     loaded = Loaded()
     if TuneSource in kinds or StoredPlan in kinds:  # each is reported on its own (report/scopes.py)
         raise BadInputError(USAGE)
-    if all(k is RunSource for k in kinds) and len(kinds) <= 2:
+    runs = [s for s in sources if isinstance(s, RunSource)]
+    if len(runs) == len(sources) <= 2:
         store = _open_store(session)
-        if len(sources) == 1:
-            return _run_sides(store, loaded, sources[0], ("eager", "graph"))
-        return _run_sides(store, loaded, sources[0], ("graph",))[0], _run_sides(store, loaded, sources[1], ("graph",))[
-            0
-        ]
-    if kinds[0] is not TraceFile:
-        if kinds[0] in SCOPES:
+        if len(runs) == 1:
+            return _run_sides(store, loaded, runs[0], ("eager", "graph"))
+        return _run_sides(store, loaded, runs[0], ("graph",))[0], _run_sides(store, loaded, runs[1], ("graph",))[0]
+    first, rest = sources[0], sources[1:]
+    if not isinstance(first, TraceFile):
+        if isinstance(first, SCOPES):
             raise BadInputError(
                 f"{items[0]!r} is a scope; name the trace it belongs to first (report FILE {items[0]} ...)"
             )
         raise BadInputError(USAGE)
-    path = sources[0].path
-    if len(sources) > 1 and all(k in SCOPES for k in kinds[1:]):
-        a = loaded.side(path, sources[1], sources[1].label)
-        b = loaded.side(path, sources[2], sources[2].label) if len(sources) == 3 else None
+    path = first.path
+    scopes = [s for s in rest if isinstance(s, SCOPES)]
+    if rest and len(scopes) == len(rest):
+        a = loaded.side(path, scopes[0], scopes[0].label)
+        b = loaded.side(path, scopes[1], scopes[1].label) if len(scopes) == 2 else None
         return a, b
-    if len(sources) == 1:
+    if not rest:
         b = loaded.side(path, option_b) if option_b is not None else None
         return loaded.side(path, option_a), b
-    if kinds == (TraceFile, TraceFile):
+    if len(rest) == 1 and isinstance(other := rest[0], TraceFile):
         if option_a is None and option_b is None:
-            return loaded.comparable(path, sources[1].path)
-        return loaded.side(path, option_a), loaded.side(sources[1].path, option_b)
+            return loaded.comparable(path, other.path)
+        return loaded.side(path, option_a), loaded.side(other.path, option_b)
     raise BadInputError(USAGE)
 
 

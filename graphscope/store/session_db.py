@@ -130,7 +130,7 @@ def _file_hash(path: Path) -> str:
         return ""
 
 
-def _one_line(exc: BaseException) -> str:
+def _one_line(exc: BaseException | str) -> str:
     return " ".join(str(exc).split())
 
 
@@ -206,8 +206,8 @@ class SessionStore:
         names = set(self.db.table_names())
         foreign = names - set(SCHEMA)
         if not foreign and version == 0:  # graphscope's first release set no version: its tables, its columns
-            foreign = {t for t in names if not set(self.db[t].columns_dict) <= set(SCHEMA[t][0]) | {"rowid"}}
-            foreign |= {t for t in names if SCHEMA[t][1]["pk"] == "id" and "id" not in self.db[t].columns_dict}
+            foreign = {t for t in names if not set(self.db.table(t).columns_dict) <= set(SCHEMA[t][0]) | {"rowid"}}
+            foreign |= {t for t in names if SCHEMA[t][1]["pk"] == "id" and "id" not in self.db.table(t).columns_dict}
         if foreign:
             raise BadInputError(
                 f"{self.path}: not a graphscope session database (it holds {', '.join(sorted(foreign)[:3])}); "
@@ -229,7 +229,7 @@ class SessionStore:
 
     def _create_or_migrate(self) -> None:
         for name, (columns, options) in SCHEMA.items():
-            table = self.db[name]
+            table = self.db.table(name)
             if not table.exists():
                 table.create(columns, **options)
                 continue
@@ -239,17 +239,25 @@ class SessionStore:
                     table.add_column(column, kind)
         self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
+    def _insert(self, name: str, record: dict[str, Any]) -> int:
+        """Insert one row; its rowid (sqlite-utils sets `last_pk` on every insert)."""
+        table = self.db.table(name)
+        table.insert(record)
+        if table.last_pk is None:
+            raise RuntimeError(f"sqlite-utils gave no rowid for the row inserted into {name}")
+        return int(table.last_pk)
+
     def close(self) -> None:
         self.db.close()
 
     def workload_id(self, path: Path) -> int:
         path = Path(path).resolve()
         digest = _file_hash(path)
-        found = list(self.db["workloads"].rows_where("path = ? AND sha256 = ?", [str(path), digest], limit=1))
+        found = list(self.db.table("workloads").rows_where("path = ? AND sha256 = ?", [str(path), digest], limit=1))
         if found:
             return int(found[0]["id"])
         record = {"path": str(path), "name": path.stem, "sha256": digest, "first_seen": time.time()}
-        return int(self.db["workloads"].insert(record).last_pk)
+        return self._insert("workloads", record)
 
     @_damaged
     def record_run(self, report: dict[str, Any]) -> int:
@@ -257,32 +265,29 @@ class SessionStore:
         wall = report.get("speedup", {}).get("wall_ns", {})
         gpu = report.get("speedup", {}).get("gpu_ns", {})
         with self._writing():
-            run_id = int(
-                self.db["runs"]
-                .insert(
-                    {
-                        "workload_id": self.workload_id(Path(report["workload"])),
-                        "started": report["started"],
-                        "finished": report["finished"],
-                        "status": "ok",
-                        "modes": ",".join(report["modes"]),
-                        "reps": report["reps"],
-                        "warmup": report["warmup"],
-                        "environment": json.dumps(report["environment"]),
-                        "config": json.dumps(report.get("config")),
-                        "speedup_wall": wall.get("value"),
-                        "speedup_wall_low": wall.get("low"),
-                        "speedup_wall_high": wall.get("high"),
-                        "speedup_gpu": gpu.get("value"),
-                        "verdict": report["verdict"],
-                        "outputs_match": int(bool(report.get("outputs_match"))),
-                    }
-                )
-                .last_pk
+            run_id = self._insert(
+                "runs",
+                {
+                    "workload_id": self.workload_id(Path(report["workload"])),
+                    "started": report["started"],
+                    "finished": report["finished"],
+                    "status": "ok",
+                    "modes": ",".join(report["modes"]),
+                    "reps": report["reps"],
+                    "warmup": report["warmup"],
+                    "environment": json.dumps(report["environment"]),
+                    "config": json.dumps(report.get("config")),
+                    "speedup_wall": wall.get("value"),
+                    "speedup_wall_low": wall.get("low"),
+                    "speedup_wall_high": wall.get("high"),
+                    "speedup_gpu": gpu.get("value"),
+                    "verdict": report["verdict"],
+                    "outputs_match": int(bool(report.get("outputs_match"))),
+                },
             )
             for mode, result in report["modes"].items():
                 stats, capture, outputs = result["stats"], result.get("capture") or {}, result["outputs"]
-                self.db["run_modes"].insert(
+                self.db.table("run_modes").insert(
                     {
                         "run_id": run_id,
                         "mode": mode,
@@ -299,12 +304,12 @@ class SessionStore:
                     }
                 )
                 samples = result["samples"]
-                self.db["measurements"].insert_all(
+                self.db.table("measurements").insert_all(
                     {"run_id": run_id, "mode": mode, "rep": rep, "gpu_ns": g, "wall_ns": w, "submit_ns": s}
                     for rep, (g, w, s) in enumerate(zip(samples["gpu_ns"], samples["wall_ns"], samples["submit_ns"]))
                 )
             for mode, files in report.get("traces", {}).items():
-                self.db["traces"].insert({"run_id": run_id, "mode": mode, **files})
+                self.db.table("traces").insert({"run_id": run_id, "mode": mode, **files})
         return run_id
 
     @_damaged
@@ -314,22 +319,19 @@ class SessionStore:
             return None
         now = time.time()
         with self._writing():
-            return int(
-                self.db["runs"]
-                .insert(
-                    {
-                        "workload_id": self.workload_id(workload),
-                        "started": settings.get("started", now),
-                        "finished": now,
-                        "status": "failed",
-                        "modes": ",".join(settings.get("modes", ())),
-                        "reps": settings.get("reps"),
-                        "warmup": settings.get("warmup"),
-                        "error_kind": kind,
-                        "error": message,
-                    }
-                )
-                .last_pk
+            return self._insert(
+                "runs",
+                {
+                    "workload_id": self.workload_id(workload),
+                    "started": settings.get("started", now),
+                    "finished": now,
+                    "status": "failed",
+                    "modes": ",".join(settings.get("modes", ())),
+                    "reps": settings.get("reps"),
+                    "warmup": settings.get("warmup"),
+                    "error_kind": kind,
+                    "error": message,
+                },
             )
 
     @_damaged
@@ -343,19 +345,19 @@ class SessionStore:
                 "status": "running",
                 "baseline": json.dumps(baseline),
             }
-            return int(self.db["tunings"].insert(record).last_pk)
+            return self._insert("tunings", record)
 
     @_damaged
     def add_trial(self, tuning_id: int, seq: int, trial: dict[str, Any]) -> None:
         """Store one trial as soon as it is measured (its own transaction: a kill loses only the next one)."""
         with self._writing():
-            self.db["trials"].upsert(_trial_row(tuning_id, seq, trial), pk=("tuning_id", "seq"))
+            self.db.table("trials").upsert(_trial_row(tuning_id, seq, trial), pk=("tuning_id", "seq"))
 
     @_damaged
     def finish_tuning(self, tuning_id: int, tuning: dict[str, Any], status: str = "done") -> None:
         """Close a tuning session with its conclusion and the full list of trials."""
         with self._writing():
-            self.db["tunings"].update(
+            self.db.table("tunings").update(
                 tuning_id,
                 {
                     "finished": tuning.get("finished", time.time()),
@@ -364,7 +366,7 @@ class SessionStore:
                     "summary": json.dumps(tuning.get("summary")),
                 },
             )
-            self.db["trials"].upsert_all(
+            self.db.table("trials").upsert_all(
                 (_trial_row(tuning_id, seq, t) for seq, t in enumerate(tuning.get("trials", []))),
                 pk=("tuning_id", "seq"),
             )
@@ -390,12 +392,12 @@ class SessionStore:
                 "verdict": plan["verdict"],
                 "data": json.dumps(plan),
             }
-            return int(self.db["plans"].insert(record).last_pk)
+            return self._insert("plans", record)
 
     @_damaged
     def plan(self, plan_id: int) -> dict[str, Any] | None:
         """A stored plan's JSON form; None if there is no such plan."""
-        found = list(self.db["plans"].rows_where("id = ?", [plan_id]))
+        found = list(self.db.table("plans").rows_where("id = ?", [plan_id]))
         return {**json.loads(found[0]["data"]), "plan_id": plan_id} if found else None
 
     @_damaged
@@ -416,8 +418,8 @@ class SessionStore:
         if not found:
             return None
         run = dict(found[0])
-        run["modes_detail"] = {r["mode"]: r for r in self.db["run_modes"].rows_where("run_id = ?", [run_id])}
-        run["traces"] = {r["mode"]: r for r in self.db["traces"].rows_where("run_id = ?", [run_id])}
+        run["modes_detail"] = {r["mode"]: r for r in self.db.table("run_modes").rows_where("run_id = ?", [run_id])}
+        run["traces"] = {r["mode"]: r for r in self.db.table("traces").rows_where("run_id = ?", [run_id])}
         return run
 
     @_damaged
@@ -434,11 +436,11 @@ class SessionStore:
 
     @_damaged
     def measurements(self, run_id: int) -> list[dict[str, Any]]:
-        return list(self.db["measurements"].rows_where("run_id = ?", [run_id], order_by="mode, rep"))
+        return list(self.db.table("measurements").rows_where("run_id = ?", [run_id], order_by="mode, rep"))
 
     @_damaged
     def trials(self, tuning_id: int) -> list[dict[str, Any]]:
-        return list(self.db["trials"].rows_where("tuning_id = ?", [tuning_id], order_by="seq"))
+        return list(self.db.table("trials").rows_where("tuning_id = ?", [tuning_id], order_by="seq"))
 
 
 def _trial_row(tuning_id: int, seq: int, t: dict[str, Any]) -> dict[str, Any]:

@@ -41,7 +41,7 @@ class IsolatingMeasurer:
         self.controller = controller
 
     def baseline(self, config: LaunchConfig, reps: int, detour: LaunchConfig | None = None) -> Trial:
-        return self.controller.live.baseline(config, reps, detour)  # a failing baseline is the user's problem
+        return self.controller.measurer().baseline(config, reps, detour)  # a failing baseline is the user's problem
 
     def measure(self, config: LaunchConfig, reps: int) -> Trial:
         trial = self._guarded(lambda live: live.measure(config, reps), config, "in-place")
@@ -69,7 +69,7 @@ class IsolatingMeasurer:
         with NaN (workload/scrub.py): a finding in compute-sanitizer's form, or None when the outputs
         still match (NaN counts only where the trial's own outputs matched and were finite)."""
         started = time.perf_counter()
-        outputs = self.controller.session.request("scrubbed", timeout=self.controller.live.timeout)
+        outputs = self.controller.session.request("scrubbed", timeout=self.controller.measurer().timeout)
         new_nan = bool(outputs.get("nonfinite")) and trial.outputs_match is True
         if outputs.get("match") is not False and not new_nan:
             return None
@@ -90,18 +90,18 @@ class IsolatingMeasurer:
     def alone(self, knob: Knob, blocks: list[Dim], reps: int) -> list[Trial]:
         """The blocks timed alone; a child that fails meanwhile is restarted and the failure is each trial's."""
         try:
-            return self.controller.live.alone(knob, blocks, reps)
+            return self.controller.measurer().alone(knob, blocks, reps)
         except WorkloadError as exc:
             status = FAILURES.get(exc.kind)
             if status is None:
                 raise
             self.controller.restart("after timing a kernel alone failed")
-            config = self.controller.baseline.config
+            config = self.controller.loaded_baseline().config
             return [Trial(config, "alone", [], None, knob.key, b, status=status, reason=exc.message) for b in blocks]
 
     def _guarded(self, work: Callable[[LiveMeasurer], Trial], config: LaunchConfig, how: str) -> Trial:
         try:
-            return work(self.controller.live)
+            return work(self.controller.measurer())
         except WorkloadError as exc:
             status = FAILURES.get(exc.kind)
             if status is None:
@@ -154,6 +154,24 @@ class TuningController:
         self._lock = threading.Lock()
         self._cancel: CancelToken | None = None
 
+    def measurer(self) -> LiveMeasurer:
+        """The child's in-place measurer: started by `load`, replaced by `restart`."""
+        if self.live is None:
+            raise RuntimeError("load the workload first (TuningController.load)")
+        return self.live
+
+    def loaded_baseline(self) -> Trial:
+        """The baseline `load` measured."""
+        if self.baseline is None:
+            raise RuntimeError("load the workload first (TuningController.load)")
+        return self.baseline
+
+    def loaded_best(self) -> Trial:
+        """The best trial so far (the baseline until a candidate beats it)."""
+        if self.best is None:
+            raise RuntimeError("load the workload first (TuningController.load)")
+        return self.best
+
     def set_verify(self, verify: str) -> str:
         """'outputs' or 'sanitizer' for the sweeps that follow; returns why the sanitizer is off, if it is."""
         from graphscope.core.settings import find_sanitizer
@@ -201,8 +219,9 @@ class TuningController:
             knobs = knobs_for(self.sites) if self.sites else []
             self.detour = detour_config(knobs, self.start) if knobs else None
             started = time.monotonic()
-            self.baseline = self.live.baseline(self.start, PANEL_REPS, self.detour)
-            self.live.timeout = max(MIN_TRIAL_TIMEOUT_S, TRIAL_TIMEOUT_FACTOR * (time.monotonic() - started))
+            live = self.measurer()
+            self.baseline = live.baseline(self.start, PANEL_REPS, self.detour)
+            live.timeout = max(MIN_TRIAL_TIMEOUT_S, TRIAL_TIMEOUT_FACTOR * (time.monotonic() - started))
             self.best, self.config, self.history = self.baseline, self.start, [self.baseline]
             progress(1.0, "loaded")
             return Loaded(self.dag, self.sites, self.baseline)
@@ -214,20 +233,20 @@ class TuningController:
         """Apply one knob's block in place on top of the current config and re-measure."""
         with self._operation(cancel):
             config = self.config.with_block(key, block)
-            trial = IsolatingMeasurer(self).measure(config, len(self.baseline.samples))
+            trial = IsolatingMeasurer(self).measure(config, len(self.loaded_baseline().samples))
             trial.knob, trial.block = key, block
             return self._keep(trial)
 
     def apply_config(self, config: LaunchConfig, cancel: CancelToken | None = None) -> Trial:
         """Apply a whole config (an imported one, or the best) in place and re-measure."""
         with self._operation(cancel):
-            return self._keep(IsolatingMeasurer(self).measure(config, len(self.baseline.samples)))
+            return self._keep(IsolatingMeasurer(self).measure(config, len(self.loaded_baseline().samples)))
 
     def _keep(self, trial: Trial) -> Trial:
         self.history.append(trial)
         if trial.usable:
             self.config = trial.config
-            if trial.beats(self.best):
+            if trial.beats(self.loaded_best()):
                 self.best = trial
         return trial
 
@@ -235,8 +254,9 @@ class TuningController:
         """Baseline and best, each freshly captured and re-measured (no in-place edits)."""
         with self._operation(cancel):
             measurer = IsolatingMeasurer(self)
-            reps = len(self.baseline.samples)
-            pair = measurer.confirm(self.baseline.config, reps), measurer.confirm(self.best.config, reps)
+            baseline, best = self.loaded_baseline(), self.loaded_best()
+            reps = len(baseline.samples)
+            pair = measurer.confirm(baseline.config, reps), measurer.confirm(best.config, reps)
             self.history += pair
             return pair
 
@@ -331,13 +351,14 @@ class TuningController:
         self.restarts.append(why)
         self._start_session()
         self.session.request("capture", config=self.config.to_json())
-        reps = len(self.baseline.samples)
-        fresh = self.live.baseline(self.baseline.config, reps, self.detour)
-        self.baseline.samples[:] = fresh.samples
-        if self.best is not self.baseline and self.best.usable:
-            again = self.live.measure(self.best.config, reps)
+        baseline, best = self.loaded_baseline(), self.loaded_best()
+        reps = len(baseline.samples)
+        fresh = self.measurer().baseline(baseline.config, reps, self.detour)
+        baseline.samples[:] = fresh.samples
+        if best is not baseline and best.usable:
+            again = self.measurer().measure(best.config, reps)
             if again.usable:
-                self.best.samples[:] = again.samples
+                best.samples[:] = again.samples
 
 
 class _Release:

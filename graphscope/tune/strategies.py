@@ -19,8 +19,8 @@ Measure = Callable[[LaunchConfig, str | None], Trial]  # config, knob -> trial
 
 @dataclass
 class Search:
+    best: Trial  # the baseline until a trial beats it
     trials: list[Trial] = field(default_factory=list)
-    best: Trial | None = None
 
     def record(self, trial: Trial) -> Trial:
         self.trials.append(trial)

@@ -76,7 +76,13 @@ def compare_outputs(
         if not close and (worst_name is None or not error <= worst):
             worst, worst_name = error, name
         match = match and close
-    result = {"checked": True, "match": match, "exact": exact, "max_abs_diff": worst, "worst": worst_name}
+    result: dict[str, Any] = {
+        "checked": True,
+        "match": match,
+        "exact": exact,
+        "max_abs_diff": worst,
+        "worst": worst_name,
+    }
     if nonfinite:
         result.update(match=None, nonfinite=nonfinite)
         result["note"] = f"{', '.join(nonfinite)} hold NaN or Inf: the check cannot vouch for the outputs"

@@ -79,7 +79,7 @@ def profiled_launches(live: Any) -> list[dict[str, Any]]:
             live.fw.synchronize()
     finally:
         ranges.close()
-    launches = []
+    launches: list[dict[str, str | None]] = []
     events = [e for e in profiler.events() if getattr(e, "kernels", None)]
     for event in sorted(events, key=lambda e: e.time_range.start):
         module, op = _launcher(event)

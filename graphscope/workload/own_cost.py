@@ -21,7 +21,7 @@ REPEATS = 7
 class _NullRaw:
     """Stands in for a CuPy RawKernel: compiled attributes and a call that launches nothing."""
 
-    attributes = MappingProxyType({})
+    attributes: MappingProxyType[str, int] = MappingProxyType({})
     max_dynamic_shared_size_bytes = 0
 
     def __call__(self, grid: Any, block: Any, args: Any, shared_mem: int = 0, stream: Any = None) -> None:

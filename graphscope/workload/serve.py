@@ -12,6 +12,7 @@ from one graph to another costs (the per-size medians replay one graph over and 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from itertools import pairwise
 from statistics import median
 from typing import Any
@@ -40,7 +41,9 @@ def serve(live: LiveWorkload, captured: list[int], requests: list[int], warmup: 
         graphs[size] = fw.capture(step)
         fw.instantiate(graphs[size])
         fw.upload(graphs[size])
-    calls, runs_on, replayed = [], [], 0  # per request: what runs it, and which graph (None: eager)
+    calls: list[Callable[..., None]] = []  # per request: what runs it
+    runs_on: list[int | None] = []  # and which graph (None: eager)
+    replayed = 0
     for size in requests:
         at = bisect.bisect_left(chosen, size)
         if at < len(chosen):
@@ -58,7 +61,7 @@ def serve(live: LiveWorkload, captured: list[int], requests: list[int], warmup: 
     fw.synchronize()
     gpu, wall = timed(live, calls)
     # the same requests grouped by what runs them: what serving costs without switching between graphs
-    grouped = sorted(range(len(calls)), key=lambda i: -1 if runs_on[i] is None else runs_on[i])
+    grouped = sorted(range(len(calls)), key=lambda i: -1 if (graph := runs_on[i]) is None else graph)
     grouped_gpu, _ = timed(live, [calls[i] for i in grouped])
     # what each request's graph (or eager step) takes replayed over and over, in this same child: the
     # planner's per-size medians come from another child, and medians move 3-7% from child to child

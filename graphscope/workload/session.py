@@ -16,7 +16,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import graphscope
 from graphscope.core.errors import NoGpuError, WorkloadError
@@ -100,21 +100,23 @@ class WorkloadSession:
             raise
 
     def _read_responses(self) -> None:
-        for line in self.process.stdout:
+        for line in self.process.stdout or ():  # a pipe (Popen with PIPE): never None
             self._responses.put(line)
         self._responses.put(None)
 
     def _read_stderr(self) -> None:
-        for line in self.process.stderr:
+        for line in self.process.stderr or ():
             self.stderr_tail.append(line.rstrip("\n"))
 
     def request(self, command: str, timeout: float | None = None, **fields: Any) -> dict[str, Any]:
         """Send a command and wait for its answer; raise a WorkloadError (or NoGpuError) on failure."""
         if self.process.poll() is not None:
             self._died()
+        stdin = self.process.stdin
+        assert stdin is not None  # Popen with PIPE
         try:
-            self.process.stdin.write(encode({"command": command, **fields}))
-            self.process.stdin.flush()
+            stdin.write(encode({"command": command, **fields}))
+            stdin.flush()
         except (BrokenPipeError, OSError):
             self._died()
         limit = self.timeout if timeout is None else timeout
@@ -143,7 +145,7 @@ class WorkloadSession:
                 return response["result"]
             raise_for(response.get("error", {}))
 
-    def _died(self) -> None:
+    def _died(self) -> NoReturn:
         code = self.process.wait()
         cause = f"killed by signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
         last = next((line for line in reversed(self.stderr_tail) if line.strip()), "")
@@ -169,7 +171,8 @@ class WorkloadSession:
         self.kill()
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             with contextlib.suppress(OSError):
-                stream.close()
+                if stream is not None:
+                    stream.close()
 
     def __enter__(self) -> WorkloadSession:
         return self

@@ -27,7 +27,7 @@ def measure_sizes(
     ordered = sorted(sizes, reverse=order == "largest")
     kept: list[Any] = []  # graphs stay alive: memory adds up as in a server
     steps: list[Any] = []
-    results = []
+    results: list[dict[str, Any]] = []
     before_all = fw.memory()
     for size in ordered:
         step = build_step(live, size)

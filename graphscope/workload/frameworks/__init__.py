@@ -11,16 +11,21 @@ A workload file says which it is written for with `FRAMEWORK = "torch"`; without
 
 Both give the raw graph and executable-graph handles that graph/live.py reads through the driver API.
 
-One module per framework, each importing only `base`; FRAMEWORKS registers them by the name a workload
-file gives. Each is imported when a workload asks for it (the GPU libraries load in the child only).
+One module per framework, implementing `base.Framework` and importing `base`, `core` and the child-side
+workload modules it drives (never another framework); `framework_for` maps the name a workload file gives
+to its class, FRAMEWORKS lists the names. Each is imported when a workload asks for it (the GPU libraries
+load in the child only).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graphscope.workload.frameworks.base import FrameworkClass
 
 
-def framework_for(name: str) -> Any:
+def framework_for(name: str) -> FrameworkClass:
     """The framework class a workload's FRAMEWORK names (KeyError for an unknown name)."""
     if name == "cupy":
         from graphscope.workload.frameworks.cupy_framework import CupyFramework
