@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from graphscope.core.rules import (
     BLOCKED_FACTOR,
     BLOCKED_MIN_NS,
+    CPU_ELSEWHERE_SHARE,
     GPU_BOUND_HOST_WAIT,
     LAUNCH_BOUND_RATIO,
     MIN_LAUNCH_CALLS,
@@ -33,6 +34,7 @@ from graphscope.core.rules import (
     QUEUED_IDLE_SHARE,
     enough_evidence,
     launch_rule,
+    percent_beside,
     plural,
 )
 from graphscope.core.units import format_ns
@@ -92,7 +94,8 @@ def launch_verdict(
     ratio = launch_ns / busy_ns
     judged = Judged(label, ratio)
     cost = "submitting" if blocked else "in"
-    share = f"{label} {ratio:.0%} (CPU time {cost} {plural(launches, 'launch call')} / GPU busy time)"
+    percent = percent_beside(ratio, LAUNCH_BOUND_RATIO)
+    share = f"{label} {percent} (CPU time {cost} {plural(launches, 'launch call')} / GPU busy time)"
     if ratio > LAUNCH_BOUND_RATIO:
         return Verdict(True, f"launch-bound: {share}, {launch_rule(ratio, named=True)}; CUDA graphs should pay", judged)
     return Verdict(
@@ -138,12 +141,33 @@ def steady_verdict(account, node_traced: bool = False, waited: Waited | None = N
         verdict = launch_verdict(
             account.eager_submit_ns, account.busy_ns, account.eager_calls, blocked=account.blocked_calls > 0
         )
+        verdict = _cpu_elsewhere(verdict, waited)
     else:
-        verdict = _graphs_in_use(account, node_traced)
+        verdict = _cpu_elsewhere(_graphs_in_use(account, node_traced), waited)
     notes = [note for note in _set_apart(account, calls) if note]
     if notes:
         verdict = Verdict(verdict.launch_bound, f"{verdict.text}. " + ". ".join(notes), verdict.judged)
     return verdict
+
+
+SHORTEN = ("a graph would save little, shorten the kernels instead", "shorten the kernels next")
+
+
+def _cpu_elsewhere(verdict: Verdict, waited: Waited | None) -> Verdict:
+    """Under the launch rule, but the GPU waited for the CPU most of its time (CPU_ELSEWHERE_SHARE): the CPU
+    bounds the step outside its launch calls, so the advice is to find what it does, never to shorten the
+    kernels of a GPU idle most of its time."""
+    if verdict.launch_bound is not False or waited is None or waited.share <= CPU_ELSEWHERE_SHARE:
+        return verdict
+    advice = (
+        f"yet the GPU waited for the CPU {waited.share:.0%} of its time: the CPU bounds the step outside its "
+        "launch calls (host code, copies, synchronisation), so neither a graph nor shorter kernels would "
+        "shorten it; find what the CPU does between launches"
+    )
+    text = verdict.text
+    for shorten in SHORTEN:
+        text = text.replace(shorten, advice)
+    return Verdict(verdict.launch_bound, text, verdict.judged)
 
 
 def _set_apart(account, calls: int) -> list[str]:
@@ -197,7 +221,8 @@ def _never_waited(account, node_traced: bool, waited: Waited) -> Verdict:
     graphs = f"; graphs in use: {_graph_cost(account, node_traced)[0]}" if account.graph_calls else ""
     never = (
         f"the GPU never waited for the CPU ({format_ns(waited.host_wait_ns)} of {format_ns(waited.wall_ns)} "
-        f"idle waiting for the CPU, {waited.share:.1%}, under the ~{GPU_BOUND_HOST_WAIT:.0%} rule)"
+        f"idle waiting for the CPU, {percent_beside(waited.share, GPU_BOUND_HOST_WAIT, 1)}, "
+        f"under the ~{GPU_BOUND_HOST_WAIT:.0%} rule)"
     )
     queued = waited.idle_share
     if queued is not None and queued > QUEUED_IDLE_SHARE:
@@ -218,13 +243,14 @@ def _graphs_in_use(account, node_traced: bool) -> Verdict:
         return Verdict(
             True,
             f"graphs in use, but {plural(account.eager_calls, 'eager launch call')} remain: {EAGER_OVERHEAD} "
-            f"{eager_ratio:.0%} of GPU busy time, {launch_rule(eager_ratio, named=True)}: "
+            f"{percent_beside(eager_ratio, LAUNCH_BOUND_RATIO)} of GPU busy time, "
+            f"{launch_rule(eager_ratio, named=True)}: "
             f"capture them into the graph too; {graphs}",
             Judged(EAGER_OVERHEAD, eager_ratio),
         )
     eager = (
         f"the {plural(account.eager_calls, 'remaining eager launch call')} cost {EAGER_OVERHEAD} "
-        f"{eager_ratio:.0%} of GPU busy time ({launch_rule(eager_ratio, named=True)})"
+        f"{percent_beside(eager_ratio, LAUNCH_BOUND_RATIO)} of GPU busy time ({launch_rule(eager_ratio, named=True)})"
         if account.eager_calls
         else "no eager launches remain"
     )
