@@ -20,6 +20,8 @@ def launch_rows(launch: dict[str, Any]) -> list[tuple[str, str]]:
     (the summary text, the GUI's Summary panel and reports print the same)."""
     steady = launch["steady_state"]
     unknown = "-"  # no call of that kind (or none linked to GPU work): a median of nothing is not 0
+    one_off = steady["one_off_calls"]
+    without = f", without {plural(one_off, 'one-off first call')}" if one_off else ""  # never "without 0"
     rows = [
         (  # the median eager call: none when every call captured
             "median launch call",
@@ -58,8 +60,7 @@ def launch_rows(launch: dict[str, Any]) -> list[tuple[str, str]]:
         ("overhead ratio", f"{launch['overhead_ratio']:.3f}  (every launch call / GPU busy time)"),
         (
             "steady-state ratio",
-            f"{steady['overhead_ratio']:.3f}  (steady-state submission / its GPU busy time, without "
-            f"{plural(steady['one_off_calls'], 'one-off first call')})",
+            f"{steady['overhead_ratio']:.3f}  (steady-state submission / its GPU busy time{without})",
         ),
     ]
     if launch.get("judged"):

@@ -55,3 +55,14 @@ def test_a_gpu_waiting_for_the_cpu_most_of_its_time_is_not_told_to_shorten_its_k
     assert f"the GPU waited for the CPU {waited:.0%} of its time" in verdict
     assert "find what the CPU does between launches" in verdict
     json.dumps(launch)  # stays JSON as --json prints it
+
+
+def test_the_steady_state_row_names_one_off_calls_only_when_some_were_left_out():
+    from graphscope.report.summary_text import launch_rows
+
+    launch = summarize(load_trace(CONTROL), whole=True)["launch"]
+    (row,) = [value for label, value in launch_rows(launch) if label == "steady-state ratio"]
+    assert launch["steady_state"]["one_off_calls"] == 1 and row.endswith(", without 1 one-off first call)")
+    launch["steady_state"]["one_off_calls"] = 0
+    (row,) = [value for label, value in launch_rows(launch) if label == "steady-state ratio"]
+    assert row.endswith("(steady-state submission / its GPU busy time)") and "without 0" not in row
