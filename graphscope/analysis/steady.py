@@ -15,8 +15,9 @@ the rest is submission cost, which the 15% rule judges.
 A one-off call is the first launch of a kernel (or of a graph) that took far longer than the steady
 launches of its kind: the first call loads the module lazily, JIT-compiles or sets up, once. It is
 named separately and kept out of the ratio, with the GPU work it launched. The rule: the first
-launch of its kernel (by mangled name, else full name, else short name; or of its graph id), slower than ONE_OFF_FACTOR x the median launch call
-of its kind in the scope, and at least ONE_OFF_MIN_NS slower.
+launch of its kernel (by mangled name, else full name, else short name; or of its graph id), slower
+than ONE_OFF_FACTOR x the median launch call of its kind in the scope, and at least ONE_OFF_MIN_NS
+slower.
 """
 
 from __future__ import annotations
