@@ -88,3 +88,30 @@ def test_a_template_instance_first_launch_is_one_off_in_a_profiler_trace():
     steady = launch["steady_state"]
     assert steady["one_off_calls"] == 1 and abs(steady["one_off_ns"] - slow["dur"] * 1000) < 1000
     assert launch["launch_bound"] is not True  # 4454% of GPU busy time came from that one call
+
+
+def test_a_ratio_over_no_gpu_work_is_printed_as_unknown_not_zero():
+    """qcu's export: 2,085 launch calls (535 ms of CPU time) and no GPU activity recorded; its ratios have
+    nothing to divide by ('overhead ratio 0.000' read as 'no launch overhead')."""
+    from graphscope.report.summary_text import launch_rows
+
+    path = DATA / "ZhangXin8069__qcu__report1.sqlite"
+    with sqlite3.connect(path) as db:
+        (launches,) = db.execute(
+            "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId "
+            "WHERE s.value LIKE 'c%LaunchKernel%'"
+        ).fetchone()
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    assert launches == 2085 and "CUPTI_ACTIVITY_KIND_KERNEL" not in tables
+    rows = dict(launch_rows(summarize(load_trace(path), whole=True)["launch"]))
+    assert rows["overhead ratio"].startswith("-  (") and rows["steady-state ratio"].startswith("-  (")
+    control = dict(launch_rows(summarize(load_trace(CONTROL), whole=True)["launch"]))
+    assert control["overhead ratio"].startswith("0.15")  # a ratio over GPU work is still printed
+
+
+def test_one_string_cut_short_is_named_in_the_singular():
+    path = DATA / "PolPuigPuy__OpenACC_Project_PolPuig__report2.sqlite"
+    with sqlite3.connect(path) as db:
+        (long,) = db.execute("SELECT count(*) FROM StringIds WHERE length(value) > 65536").fetchone()
+    warnings = summarize(load_trace(path), whole=True)["warnings"]
+    assert long == 1 and "StringIds: 1 string longer than 65,536 characters was cut short" in warnings
