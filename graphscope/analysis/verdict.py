@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from graphscope.core.rules import (
     BLOCKED_FACTOR,
     BLOCKED_MIN_NS,
-    CPU_ELSEWHERE_SHARE,
     GPU_BOUND_HOST_WAIT,
     LAUNCH_BOUND_RATIO,
     MIN_LAUNCH_CALLS,
@@ -141,33 +140,12 @@ def steady_verdict(account, node_traced: bool = False, waited: Waited | None = N
         verdict = launch_verdict(
             account.eager_submit_ns, account.busy_ns, account.eager_calls, blocked=account.blocked_calls > 0
         )
-        verdict = _cpu_elsewhere(verdict, waited)
     else:
-        verdict = _cpu_elsewhere(_graphs_in_use(account, node_traced), waited)
+        verdict = _graphs_in_use(account, node_traced)
     notes = [note for note in _set_apart(account, calls) if note]
     if notes:
         verdict = Verdict(verdict.launch_bound, f"{verdict.text}. " + ". ".join(notes), verdict.judged)
     return verdict
-
-
-SHORTEN = ("a graph would save little, shorten the kernels instead", "shorten the kernels next")
-
-
-def _cpu_elsewhere(verdict: Verdict, waited: Waited | None) -> Verdict:
-    """Under the launch rule, but the GPU waited for the CPU most of its time (CPU_ELSEWHERE_SHARE): the CPU
-    bounds the step outside its launch calls, so the advice is to find what it does, never to shorten the
-    kernels of a GPU idle most of its time."""
-    if verdict.launch_bound is not False or waited is None or waited.share <= CPU_ELSEWHERE_SHARE:
-        return verdict
-    advice = (
-        f"yet the GPU waited for the CPU {waited.share:.0%} of its time: the CPU bounds the step outside its "
-        "launch calls (host code, copies, synchronisation), so neither a graph nor shorter kernels would "
-        "shorten it; find what the CPU does between launches"
-    )
-    text = verdict.text
-    for shorten in SHORTEN:
-        text = text.replace(shorten, advice)
-    return Verdict(verdict.launch_bound, text, verdict.judged)
 
 
 def _set_apart(account, calls: int) -> list[str]:

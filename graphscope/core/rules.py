@@ -60,13 +60,6 @@ over half its time with its next work already queued, it waited on something els
 another stream, a copy, another rank), and shorter kernels are not the first thing to try. Seen on HTA's
 16-rank trace: 1.2% of its time waiting for the CPU, 64% idle with work queued (35.6% busy)."""
 
-CPU_ELSEWHERE_SHARE = 0.5
-"""A scope under the 15% rule whose GPU waited for the CPU over half its time is not told to shorten its
-kernels: the CPU bounds it outside its launch calls (host code, copies, synchronisation), so neither graphs
-nor shorter kernels shorten the step. Seen on the shipped exports: a T4 vector add waiting for the CPU 98% of
-its time with launch overhead 5% (Lianhang666), a GTX 1060 93% with 1% (extra-p)."""
-
-
 def enough_evidence(calls: int, graph_calls: int, max_repeats: int) -> bool:
     """Does a steady state hold enough to judge (the evidence rule above)?"""
     return max_repeats >= MIN_REPEATS and (calls >= MIN_LAUNCH_CALLS or graph_calls >= MIN_REPEATS)

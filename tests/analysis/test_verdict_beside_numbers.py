@@ -1,8 +1,8 @@
 """A verdict must not contradict the numbers printed beside it (found walking the shipped traces):
 - a ratio that rounds to the rule it is judged against is printed with the decimals that tell them apart
   (hta's trace_diff control printed "launch overhead 15% ... below the ~15% rule", its ratio 0.1478);
-- under the launch rule, a GPU that waited for the CPU most of its time is never told to shorten its
-  kernels (a T4 vector add: 2% busy, 98% waiting for the CPU, launch overhead 5%)."""
+- a ratio over no GPU work is unknown, not 0; the one-off calls a ratio leaves out are named when there
+  are some."""
 
 from __future__ import annotations
 
@@ -10,12 +10,11 @@ import json
 import sqlite3
 
 from graphscope.analysis.summary import summarize
-from graphscope.core.rules import CPU_ELSEWHERE_SHARE, LAUNCH_BOUND_RATIO, percent_beside
+from graphscope.core.rules import LAUNCH_BOUND_RATIO, percent_beside
 from graphscope.trace import load_trace
 from tests.conftest import DATA
 
 CONTROL = DATA / "kineto" / "hta__trace_diff_control_eager.json.gz"
-T4 = DATA / "Lianhang666__gpu4__report2.sqlite"
 
 
 def test_a_ratio_is_never_printed_as_the_rule_it_is_judged_against():
@@ -32,29 +31,6 @@ def test_the_trace_diff_control_prints_the_ratio_it_judged_below_the_rule():
     assert launch["launch_bound"] is False and ratio < LAUNCH_BOUND_RATIO
     assert f"{ratio:.0%}" == f"{LAUNCH_BOUND_RATIO:.0%}"  # the trap: the ratio rounds to the rule
     assert f"launch overhead {ratio:.1%} (" in launch["verdict"] and "below the ~15% rule" in launch["verdict"]
-
-
-def test_a_gpu_waiting_for_the_cpu_most_of_its_time_is_not_told_to_shorten_its_kernels():
-    summary = summarize(load_trace(T4), whole=True)
-    (gpu,) = summary["gpu"]
-    with sqlite3.connect(T4) as db:  # the span and the kernels' count, a second way
-        start, end = db.execute(
-            "SELECT min(s), max(e) FROM (SELECT start s, end e FROM CUPTI_ACTIVITY_KIND_KERNEL "
-            "UNION ALL SELECT start, end FROM CUPTI_ACTIVITY_KIND_MEMCPY)"
-        ).fetchone()
-        (kernels,) = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()
-    assert summary["kernels"]["count"] == kernels == 200
-    wall = gpu["busy_ns"] + gpu["idle_ns"]
-    assert wall >= end - start
-    waited = gpu["host_wait_idle_ns"] / wall
-    assert waited > CPU_ELSEWHERE_SHARE
-    launch = summary["launch"]
-    assert launch["launch_bound"] is False and launch["judged"]["value"] < LAUNCH_BOUND_RATIO
-    verdict = launch["verdict"]
-    assert "shorten the kernels" not in verdict and "graphs should pay" not in verdict
-    assert f"the GPU waited for the CPU {waited:.0%} of its time" in verdict
-    assert "find what the CPU does between launches" in verdict
-    json.dumps(launch)  # stays JSON as --json prints it
 
 
 def test_the_steady_state_row_names_one_off_calls_only_when_some_were_left_out():
