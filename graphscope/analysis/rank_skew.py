@@ -194,13 +194,20 @@ def _verdict(ranks: list[dict[str, Any]], steps: list[dict[str, Any]], straggler
     late = [s for s in steps if s["held_by"] in ("GPU work", "launch-bound host")]
     if not late:
         return f"{len(ranks)} ranks arrive together in all {len(steps)} steps: no straggler"
-    rank, count = stragglers.most_common(1)[0]
-    causes = Counter(s["held_by"] for s in late if s["straggler"] == rank)
-    cause, _ = causes.most_common(1)[0]
+    count = stragglers.most_common(1)[0][1]
+    tied = sorted(r for r, c in stragglers.items() if c == count)  # never one rank named where others tie
+    causes = [Counter(s["held_by"] for s in late if s["straggler"] == r).most_common(1)[0][0] for r in tied]
+    if len(tied) == 1:
+        who = f"rank {tied[0]} holds the job back in {count} of {len(steps)} steps (mostly {causes[0]})"
+    else:
+        named = ", ".join(f"rank {r}: {c}" for r, c in zip(tied[:3], causes))
+        more = f" and {len(tied) - 3} more" if len(tied) > 3 else ""
+        ranks_named = " and ".join(str(r) for r in tied) if len(tied) == 2 else ", ".join(map(str, tied[:3])) + more
+        who = f"ranks {ranks_named} each hold the job back in {count} of {len(steps)} steps ({named}{more})"
     worst = max(late, key=lambda s: s["late_ns"])
     latest = "the latest arrival at a collective" if collectives else "the latest end of a step"
     return (
-        f"rank {rank} holds the job back in {count} of {len(steps)} steps (mostly {cause}); {latest}: "
+        f"{who}; {latest}: "
         f"rank {worst['straggler']} in step {worst['step']}, {format_ns(worst['late_ns'])} after "
         f"the {'other rank' if len(ranks) == 2 else 'median rank'} ({worst['held_by']})"
     )

@@ -15,8 +15,9 @@ the rest is submission cost, which the 15% rule judges.
 A one-off call is the first launch of a kernel (or of a graph) that took far longer than the steady
 launches of its kind: the first call loads the module lazily, JIT-compiles or sets up, once. It is
 named separately and kept out of the ratio, with the GPU work it launched. The rule: the first
-launch of its kernel short name (or graph id), slower than ONE_OFF_FACTOR x the median launch call
-of its kind in the scope, and at least ONE_OFF_MIN_NS slower.
+launch of its kernel (by mangled name, else full name, else short name; or of its graph id), slower
+than ONE_OFF_FACTOR x the median launch call of its kind in the scope, and at least ONE_OFF_MIN_NS
+slower.
 """
 
 from __future__ import annotations
@@ -136,6 +137,12 @@ def launch_keys(
     rows = work.source_row[work_rows]
     mangled = trace.kernels.mangled[rows]  # a kernel's identity: template instances share a short name
     identity = np.where(mangled >= 0, mangled, trace.kernels.short_name[rows])  # symbol ids, narrow
+    if "name" in trace.kernels and not (mangled >= 0).all():
+        # no mangled name (PyTorch-profiler traces): the full name tells template instances apart, as the
+        # mangled one would (the MI250 toy's first CUDAFunctor_add instance took 6.5 ms to launch, lazily
+        # loaded, against a 6 us median, and was not its short name's first launch)
+        full = trace.kernels.name[rows]
+        identity = np.where(mangled >= 0, mangled, np.where(full >= 0, full, identity))
     dtype = np.int32 if len(graphs) else identity.dtype  # graph keys need 32 bits
     if calls is None:
         keys = identity.astype(dtype, copy=False)

@@ -33,6 +33,7 @@ from graphscope.core.rules import (
     QUEUED_IDLE_SHARE,
     enough_evidence,
     launch_rule,
+    percent_beside,
     plural,
 )
 from graphscope.core.units import format_ns
@@ -92,7 +93,8 @@ def launch_verdict(
     ratio = launch_ns / busy_ns
     judged = Judged(label, ratio)
     cost = "submitting" if blocked else "in"
-    share = f"{label} {ratio:.0%} (CPU time {cost} {plural(launches, 'launch call')} / GPU busy time)"
+    percent = percent_beside(ratio, LAUNCH_BOUND_RATIO)
+    share = f"{label} {percent} (CPU time {cost} {plural(launches, 'launch call')} / GPU busy time)"
     if ratio > LAUNCH_BOUND_RATIO:
         return Verdict(True, f"launch-bound: {share}, {launch_rule(ratio, named=True)}; CUDA graphs should pay", judged)
     return Verdict(
@@ -197,7 +199,8 @@ def _never_waited(account, node_traced: bool, waited: Waited) -> Verdict:
     graphs = f"; graphs in use: {_graph_cost(account, node_traced)[0]}" if account.graph_calls else ""
     never = (
         f"the GPU never waited for the CPU ({format_ns(waited.host_wait_ns)} of {format_ns(waited.wall_ns)} "
-        f"idle waiting for the CPU, {waited.share:.1%}, under the ~{GPU_BOUND_HOST_WAIT:.0%} rule)"
+        f"idle waiting for the CPU, {percent_beside(waited.share, GPU_BOUND_HOST_WAIT, 1)}, "
+        f"under the ~{GPU_BOUND_HOST_WAIT:.0%} rule)"
     )
     queued = waited.idle_share
     if queued is not None and queued > QUEUED_IDLE_SHARE:
@@ -218,13 +221,14 @@ def _graphs_in_use(account, node_traced: bool) -> Verdict:
         return Verdict(
             True,
             f"graphs in use, but {plural(account.eager_calls, 'eager launch call')} remain: {EAGER_OVERHEAD} "
-            f"{eager_ratio:.0%} of GPU busy time, {launch_rule(eager_ratio, named=True)}: "
+            f"{percent_beside(eager_ratio, LAUNCH_BOUND_RATIO)} of GPU busy time, "
+            f"{launch_rule(eager_ratio, named=True)}: "
             f"capture them into the graph too; {graphs}",
             Judged(EAGER_OVERHEAD, eager_ratio),
         )
     eager = (
         f"the {plural(account.eager_calls, 'remaining eager launch call')} cost {EAGER_OVERHEAD} "
-        f"{eager_ratio:.0%} of GPU busy time ({launch_rule(eager_ratio, named=True)})"
+        f"{percent_beside(eager_ratio, LAUNCH_BOUND_RATIO)} of GPU busy time ({launch_rule(eager_ratio, named=True)})"
         if account.eager_calls
         else "no eager launches remain"
     )

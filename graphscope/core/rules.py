@@ -81,6 +81,17 @@ def judge_gain(speedup: float) -> tuple[str, str]:
     return SLOWER, f"{-gain:.0%} more time per step"
 
 
+def percent_beside(ratio: float, rule: float, decimals: int = 0) -> str:
+    """`ratio` as a percentage with the fewest decimals (from `decimals`, at most 2) that keep it from
+    printing as the `rule` it is judged against: 0.1478 against 15% is "14.8%", never "15% ... below the
+    ~15% rule" (hta's trace_diff control printed that)."""
+    for places in range(decimals, 3):
+        text = f"{ratio:.{places}%}"
+        if ratio == rule or text != f"{rule:.{places}%}":
+            return text
+    return f"{ratio:.2%}"
+
+
 def launch_rule(ratio: float, named: bool = False) -> str:
     """Where a launch-overhead ratio stands against the 15% rule: "above ~15%" ("above the ~15% rule")."""
     side = "above" if ratio > LAUNCH_BOUND_RATIO else "below"

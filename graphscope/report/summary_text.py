@@ -20,6 +20,16 @@ def launch_rows(launch: dict[str, Any]) -> list[tuple[str, str]]:
     (the summary text, the GUI's Summary panel and reports print the same)."""
     steady = launch["steady_state"]
     unknown = "-"  # no call of that kind (or none linked to GPU work): a median of nothing is not 0
+    one_off = steady["one_off_calls"]
+    without = f", without {plural(one_off, 'one-off first call')}" if one_off else ""  # never "without 0"
+    # a ratio over no GPU work is undefined, not 0 (the JSON's 0.0 there): launch calls with a 0 ratio had
+    # no busy time to divide (qcu's export: 535 ms of launch calls, no GPU activity recorded)
+    calls_ns = launch["kernel_launch_ns"] + launch["graph_launch_ns"]
+    no_gpu = steady["gpu_busy_ns"] == 0
+    overall = unknown if (calls_ns and not launch["overhead_ratio"]) or (not calls_ns and no_gpu) else (
+        f"{launch['overhead_ratio']:.3f}"
+    )
+    steady_ratio = unknown if no_gpu else f"{steady['overhead_ratio']:.3f}"
     rows = [
         (  # the median eager call: none when every call captured
             "median launch call",
@@ -55,12 +65,8 @@ def launch_rows(launch: dict[str, Any]) -> list[tuple[str, str]]:
             f"{format_ns(steady.get('submit_ns', steady['eager_launch_ns'] + steady['graph_launch_ns']))}  "
             "(steady-state launch calls less their blocked time)",
         ),
-        ("overhead ratio", f"{launch['overhead_ratio']:.3f}  (every launch call / GPU busy time)"),
-        (
-            "steady-state ratio",
-            f"{steady['overhead_ratio']:.3f}  (steady-state submission / its GPU busy time, without "
-            f"{plural(steady['one_off_calls'], 'one-off first call')})",
-        ),
+        ("overhead ratio", f"{overall}  (every launch call / GPU busy time)"),
+        ("steady-state ratio", f"{steady_ratio}  (steady-state submission / its GPU busy time{without})"),
     ]
     if launch.get("judged"):
         rows.append((launch["judged"]["label"], f"{launch['judged']['value']:.3f}  (the verdict's number)"))

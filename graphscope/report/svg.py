@@ -108,13 +108,22 @@ def histogram(a: np.ndarray, b: np.ndarray | None, labels: tuple[str, str | None
     return _svg(width, height, body, title)
 
 
+def _lane_label(label: str, limit: int = 31) -> str:
+    """A lane's label within the timeline's margin: elided in the middle, so its start (the thread or GPU)
+    and its end (what the lane holds) both stay ("thread 3113936 launch ca" was cut off at 24)."""
+    if len(label) <= limit:
+        return label
+    keep = limit - 1
+    return f"{label[: keep - keep // 2]}…{label[-(keep // 2):]}"
+
+
 def timeline(excerpt: dict[str, Any] | None, title: str, span: int | None = None) -> str:
     """One step's lanes: launch calls per thread and work per stream, events merged below a pixel and
     drawn as tall as the share of their pixels that was busy. `span` (ns) sets a common time scale."""
     if not excerpt or not excerpt["lanes"]:
         return ""
     low, high = excerpt["start_ns"], excerpt["end_ns"]
-    width, left, row = 900, 150, 22
+    width, left, row = 900, 200, 22  # a 200 px margin holds 31 characters at 11 px: a lane's whole label
     span = max(span or high - low, 1)
     step = excerpt.get("step_ns", high - low)
     caption = f"{title}: {format_ns(step)}"
@@ -123,7 +132,7 @@ def timeline(excerpt: dict[str, Any] | None, title: str, span: int | None = None
     body = [_text(left, 12, caption)]
     for i, lane in enumerate(excerpt["lanes"]):
         y = 20 + i * row
-        body.append(_text(left - 6, y + 14, lane["label"][:24], "end"))
+        body.append(_text(left - 6, y + 14, _lane_label(lane["label"]), "end"))
         starts = (np.asarray(lane["start"], dtype=np.float64) - low) / span * (width - left - 10) + left
         ends = (np.asarray(lane["end"], dtype=np.float64) - low) / span * (width - left - 10) + left
         kinds = lane.get("kinds") or ["api"] * len(starts)

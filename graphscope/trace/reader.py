@@ -18,6 +18,7 @@ from graphscope.core.bounds import clamp_durations
 from graphscope.core.errors import NotAnExportError, UnsupportedSchemaError
 from graphscope.core.events import CORRELATED
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
+from graphscope.core.rules import plural
 from graphscope.core.symbols import SymbolTable, elide
 from graphscope.core.table import Deferred, Table, narrowest
 from graphscope.core.units import format_ns
@@ -359,7 +360,8 @@ def _read_strings(db: ExportDatabase, warnings: list[str]) -> SymbolTable:
     if skipped:
         warnings.append(f"StringIds: {skipped} rows without a usable id or text were ignored")
     if cut:
-        warnings.append(f"StringIds: {cut} strings longer than {_MAX_STRING:,} characters were cut short")
+        warnings.append(f"StringIds: {plural(cut, 'string')} longer than {_MAX_STRING:,} characters "
+            f"{'was' if cut == 1 else 'were'} cut short")
     if not rows:
         return SymbolTable()
     rows.sort()

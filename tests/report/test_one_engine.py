@@ -107,3 +107,20 @@ def test_a_step_submits_what_the_summary_counts(tmp_path):
         ).fetchone()
     conn.close()
     assert eager["launch_calls"]["median"] == calls > 0
+
+
+def test_the_timeline_prints_each_lanes_label_whole_or_elided_in_the_middle():
+    """hta's trace_diff report cut 'thread 3113936 launch calls' to 'thread 3113936 launch ca' (and a
+    negative tid's lane ran past the margin): a label of up to 31 characters is printed whole, a longer
+    one keeps its start (the thread) and its end (what the lane holds)."""
+    import re
+
+    from graphscope.report.svg import timeline
+
+    labels = ["thread -1029147072 launch calls", "thread 123456789012345678 launch calls", "GPU 3 stream 7"]
+    lanes = [{"label": label, "kind": "api", "start": [10], "end": [20]} for label in labels]
+    svg = timeline({"start_ns": 0, "end_ns": 100, "lanes": lanes}, "A, first step")
+    texts = re.findall(r"text-anchor='end'[^>]*>([^<]*)</text>", svg)
+    assert texts[0] == labels[0] and texts[2] == labels[2]
+    assert len(texts[1]) == 31 and texts[1].startswith("thread 1234") and texts[1].endswith("launch calls")
+    assert "…" in texts[1]
