@@ -145,6 +145,17 @@ class Timeline:
     def accounts(self, starts: np.ndarray, ends: np.ndarray) -> list[Account]:
         return [self.account(low, high) for low, high in zip(starts.tolist(), ends.tolist())]
 
+    def active(self, starts: np.ndarray, ends: np.ndarray) -> Account:
+        """The account of the windows clipped to this device's first work start and last work end: start-up
+        before the first work (context creation, loading) and the tail after the last are not time the GPU
+        waited for launches that a graph could remove."""
+        if not len(self.start):
+            return EMPTY
+        first, last = int(self.start[0]), int(self.reach[-1])
+        lows, highs = np.maximum(starts, first), np.minimum(ends, last)
+        keep = highs > lows
+        return sum(self.accounts(lows[keep], highs[keep]), EMPTY)
+
 
 def device_timelines(trace: Trace, work: Table) -> dict[int, Timeline]:
     """One timeline per device ordinal in the work table."""

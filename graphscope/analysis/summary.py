@@ -131,18 +131,18 @@ def _summarize(
     origin, finish = trace.span()
     windows = (scope.start, scope.end) if scope is not None else (np.array([origin]), np.array([finish]))
 
-    def side_tables() -> tuple[Table, dict[int, Account]]:
-        accounts = {
-            device: sum(timeline.accounts(*windows), EMPTY)
-            for device, timeline in device_timelines(trace, work).items()
-        }
+    def side_tables() -> tuple[Table, dict[int, Account], dict[int, Account]]:
+        timelines = device_timelines(trace, work)
+        accounts = {device: sum(timeline.accounts(*windows), EMPTY) for device, timeline in timelines.items()}
+        # what the verdicts judge: each GPU from its first work to its last, start-up and tail left out
+        active = {device: timeline.active(*windows) for device, timeline in timelines.items()}
         stats = whole_kernels.result() if whole_kernels else kernel_stats(trace, "short_name", kernel_rows)
-        return stats, accounts
+        return stats, accounts, active
 
     side = pool.submit(side_tables) if pool else None
     account = launch_account(trace, launches, work, graphs, api_in, work_in, sum(d.busy_ns for d in devices))
     launch_ns = kernel_launch_ns + graph_launch_ns
-    stats, accounts = side.result() if side else side_tables()
+    stats, accounts, active = side.result() if side else side_tables()
     top_kernels = [
         {
             "name": elide(trace.symbols.name(int(stats.key[i]))),
@@ -160,8 +160,9 @@ def _summarize(
     for device, time in accounts.items():
         if scope is not None and time.busy_ns == 0:
             continue  # a device with no work in the scope
+        mine = active[device]
         waited = Waited(
-            waited.host_wait_ns + time.host_wait_ns, waited.wall_ns + time.wall_ns, (waited.busy_ns or 0) + time.busy_ns
+            waited.host_wait_ns + mine.host_wait_ns, waited.wall_ns + mine.wall_ns, (waited.busy_ns or 0) + mine.busy_ns
         )
         named = trace.gpu(device)
         gpus.append(
@@ -174,6 +175,8 @@ def _summarize(
                 "host_wait_idle_ns": time.host_wait_ns,
                 "other_idle_ns": time.other_ns,
                 "idle_gaps": time.gaps,
+                "active_ns": mine.wall_ns,  # from its first work to its last, inside the scope
+                "active_host_wait_ns": mine.host_wait_ns,
             }
         )
     node_traced = trace.info.graph_trace_mode == "node"
@@ -181,7 +184,7 @@ def _summarize(
     if len(gpus) > 1:  # one export of several GPUs: each judged on its own launches and its own work
         keys = launch_keys(trace, launches, work, graphs)  # the calls' kernels and graphs, found once
         for gpu in gpus:
-            own = accounts[gpu["device"]]
+            own = active[gpu["device"]]
             gpu["launch"] = _device_verdict(
                 trace,
                 analysis,

@@ -47,7 +47,8 @@ ALL_CAPTURE = "this scope captures graphs; it launches nothing to judge"
 
 @dataclass(frozen=True)
 class Waited:
-    """How long the scope's GPUs (those with work in it) waited for the CPU, of their time in the scope."""
+    """How long the scope's GPUs (those with work in it) waited for the CPU, of their time in the scope from
+    each one's first work to its last (start-up and tail left out: no launch a graph removes was awaited)."""
 
     host_wait_ns: int
     wall_ns: int
@@ -198,14 +199,15 @@ def _never_waited(account, node_traced: bool, waited: Waited) -> Verdict:
     kernels" beside a GPU idle most of the time)."""
     graphs = f"; graphs in use: {_graph_cost(account, node_traced)[0]}" if account.graph_calls else ""
     never = (
-        f"the GPU never waited for the CPU ({format_ns(waited.host_wait_ns)} of {format_ns(waited.wall_ns)} "
-        f"idle waiting for the CPU, {percent_beside(waited.share, GPU_BOUND_HOST_WAIT, 1)}, "
+        f"the GPU never waited for the CPU ({format_ns(waited.host_wait_ns)} of the {format_ns(waited.wall_ns)} "
+        f"from its first work to its last idle waiting for the CPU, "
+        f"{percent_beside(waited.share, GPU_BOUND_HOST_WAIT, 1)}, "
         f"under the ~{GPU_BOUND_HOST_WAIT:.0%} rule)"
     )
     queued = waited.idle_share
     if queued is not None and queued > QUEUED_IDLE_SHARE:
         text = (
-            f"not launch-bound: {never}, but it was idle {queued:.0%} of its time with work queued behind "
+            f"not launch-bound: {never}, but it was idle {queued:.0%} of that time with work queued behind "
             f"something else (a synchronisation, another stream, a copy or another rank): CUDA graphs would "
             f"not shorten the step; find what the queued work waited for{graphs}"
         )

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 from graphscope.core.colours import PALETTE, kind_rgb
 from graphscope.core.events import Activity, ApiKind
 from graphscope.core.units import format_bytes, format_ns
-from graphscope.report.summary_text import launch_rows
+from graphscope.report.summary_text import active_phrase, launch_rows
 from graphscope.view.describe import Fields
 
 
@@ -93,7 +93,7 @@ class SummaryPanel(QTextBrowser):
                 (
                     f"GPU {gpu['device']}",
                     f"{gpu['utilization']:.1%} busy; idle {format_ns(gpu['idle_ns'])}, "
-                    f"{format_ns(gpu['host_wait_idle_ns'])} of it waiting for the CPU",
+                    f"{format_ns(gpu['host_wait_idle_ns'])} of it waiting for the CPU{active_phrase(gpu)}",
                 )
             )
         notes = "".join(f"<li>{html.escape(t)}</li>" for t in summary["lacks"] + summary["warnings"])

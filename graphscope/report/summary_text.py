@@ -15,6 +15,18 @@ def _rows(pairs: list[tuple[str, str]]) -> list[str]:
     return [f"  {k:<{width}}  {v}" for k, v in pairs]
 
 
+def active_phrase(gpu: dict[str, Any]) -> str:
+    """How a GPU spent the time from its first work to its last (what the verdicts judge), where that is
+    shorter than the scope (start-up or a tail); empty otherwise."""
+    active = gpu.get("active_ns") or 0
+    if not active or active >= gpu["busy_ns"] + gpu["idle_ns"]:
+        return ""
+    return (
+        f"; from its first work to its last ({format_ns(active)}): busy {gpu['busy_ns'] / active:.1%}, "
+        f"{format_ns(gpu['active_host_wait_ns'])} waiting for the CPU"
+    )
+
+
 def launch_rows(launch: dict[str, Any]) -> list[tuple[str, str]]:
     """The launch figures as (label, value) rows, the verdict's number last under the verdict's label
     (the summary text, the GUI's Summary panel and reports print the same)."""
@@ -129,7 +141,7 @@ def render_summary(s: dict[str, Any]) -> str:
                 f"  device {gpu['device']}" + (f" {gpu['name']}" if gpu["name"] else "") + ": "
                 f"busy {format_ns(gpu['busy_ns'])}, "
                 f"idle {format_ns(gpu['idle_ns'])} ({format_ns(gpu['host_wait_idle_ns'])} waiting for the CPU), "
-                f"utilization {gpu['utilization']:.1%}"
+                f"utilization {gpu['utilization']:.1%}{active_phrase(gpu)}"
             )
             if gpu.get("launch"):  # several GPUs: each one's own verdict
                 lines.append(f"    launches: {gpu['launch']['verdict']}")

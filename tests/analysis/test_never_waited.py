@@ -15,8 +15,9 @@ RANK0 = DATA / "kineto" / "hta__rank0_of_16_graph_launches.json.gz"
 def test_a_mostly_idle_gpu_that_never_waited_for_the_cpu_is_told_to_look_at_what_it_waited_on():
     summary = summarize(load_trace(RANK0), whole=True)
     (gpu,) = summary["gpu"]
-    wall = gpu["busy_ns"] + gpu["idle_ns"]
-    waited, queued = gpu["host_wait_idle_ns"] / wall, gpu["other_idle_ns"] / wall  # the GPU table, a second way
+    active = gpu["active_ns"]  # the GPU table, a second way: from its first work to its last
+    waited = gpu["active_host_wait_ns"] / active
+    queued = (active - gpu["busy_ns"] - gpu["active_host_wait_ns"]) / active
     assert waited < GPU_BOUND_HOST_WAIT and queued > QUEUED_IDLE_SHARE
     launch = summary["launch"]
     assert launch["launch_bound"] is False
@@ -24,5 +25,26 @@ def test_a_mostly_idle_gpu_that_never_waited_for_the_cpu_is_told_to_look_at_what
     assert abs(launch["judged"]["value"] - waited) < 1e-6
     verdict = launch["verdict"]
     assert verdict.startswith("not launch-bound: the GPU never waited for the CPU")
-    assert f"idle {queued:.0%} of its time with work queued" in verdict
+    assert f"idle {queued:.0%} of that time with work queued" in verdict
     assert "shorten the GPU work" not in verdict and "GPU-bound" not in verdict
+
+
+def test_start_up_before_the_first_gpu_work_is_not_waiting_a_graph_could_remove():
+    """Lianhang's T4 export: 812 ms of start-up before its first kernel, then 19.3 ms of work 95% busy. The
+    GPU-bound rule judges the time from the first work to the last, not the start-up (checked by SQL)."""
+    import sqlite3
+
+    path = DATA / "Lianhang666__gpu4__report2.sqlite"
+    summary = summarize(load_trace(path), whole=True)
+    (gpu,) = summary["gpu"]
+    with sqlite3.connect(path) as conn:
+        (first, last), = conn.execute(
+            "SELECT MIN(s), MAX(e) FROM (SELECT start s, end e FROM CUPTI_ACTIVITY_KIND_KERNEL "
+            "UNION ALL SELECT start, end FROM CUPTI_ACTIVITY_KIND_MEMCPY)"
+        ).fetchall()
+    conn.close()
+    assert gpu["active_ns"] == last - first
+    assert gpu["utilization"] < 0.05 and gpu["busy_ns"] / gpu["active_ns"] > 0.9
+    launch = summary["launch"]
+    assert launch["verdict"].startswith("GPU-bound: the GPU never waited for the CPU")
+    assert launch["judged"]["value"] == round(gpu["active_host_wait_ns"] / gpu["active_ns"], 6)
