@@ -107,8 +107,9 @@ def launch_verdict(
 
 
 NODE_TRACING_NOTE = (
-    "; node-level tracing (--cuda-graph-trace=node) slows graph launch calls, "
-    "trace with --cuda-graph-trace=graph to measure what they cost"
+    "; node-level tracing (Nsight's --cuda-graph-trace=node, or a PyTorch profiler recording each replayed "
+    "kernel) slows graph launch calls: measure what they cost with --cuda-graph-trace=graph or untraced "
+    "(graphscope run)"
 )
 
 

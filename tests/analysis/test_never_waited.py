@@ -48,3 +48,12 @@ def test_start_up_before_the_first_gpu_work_is_not_waiting_a_graph_could_remove(
     launch = summary["launch"]
     assert launch["verdict"].startswith("GPU-bound: the GPU never waited for the CPU")
     assert launch["judged"]["value"] == round(gpu["active_host_wait_ns"] / gpu["active_ns"], 6)
+
+
+def test_a_profiler_that_traced_each_replayed_kernel_cannot_judge_graph_launch_calls():
+    """torch.profiler recorded every node of the seed's replays (its graph launch calls took 1.5 ms each,
+    CUPTI's cost): the verdict must not tell the user the CPU bounds the step."""
+    summary = summarize(load_trace(DATA / "kineto" / "h200_seed_vecadd_graph_profile_torch.json.gz"), whole=True)
+    verdict = summary["launch"]["verdict"]
+    assert summary["graphs"]["node_activities"] > 0 and summary["launch"]["launch_bound"] is None
+    assert "cannot judge them" in verdict and "the CPU still bounds the step" not in verdict
