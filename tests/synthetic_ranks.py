@@ -4,7 +4,7 @@ launches, kernels with their correlation ids, one NCCL all-reduce per step), wit
 
 Each step: every rank's host launches `kernels` compute kernels, the GPU runs them, then the all-reduce
 starts when the rank arrives and ends for every rank when the last one has arrived (plus its own time).
-`slow_host` = {(rank, step): extra ns} delays that rank's launches (a launch-bound host); `slow_gpu`
+`slow_host` = {(rank, step): extra ns} delays that rank's launches (a host (CPU)); `slow_gpu`
 lengthens its kernels (GPU work). Used by tests and by benchmarks/ranks.py.
 """
 

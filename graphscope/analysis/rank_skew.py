@@ -18,7 +18,7 @@ freedom ((n - 1) x steps residuals, at a MAD's 37% efficiency). Measured on gene
 ranks: it is half their gap, so no multiple of it flags the later one.
 
 What held a late rank: `GPU work` when its GPU was busy (before the collective) longer than the other
-ranks' median by at least half its lateness, else `launch-bound host` (its GPU waited for launches).
+ranks' median by at least half its lateness, else `host (CPU)` (its GPU did no more work than the others: the rank came late from its CPU side, not necessarily launch-bound).
 A step with no late rank is `on time`, or `communication` when its median rank spends half the step
 or more in communication kernels.
 """
@@ -131,7 +131,7 @@ def _steps(good: list[dict[str, Any]], steps: int) -> tuple[list[dict[str, Any]]
         if lateness[k] <= threshold[k]:
             held = "communication" if median_comm >= 0.5 * duration[k] else "on time"
         else:
-            held = "GPU work" if extra_gpu >= GPU_SHARE_OF_LATENESS * lateness[k] else "launch-bound host"
+            held = "GPU work" if extra_gpu >= GPU_SHARE_OF_LATENESS * lateness[k] else "host (CPU)"
         rows.append(
             {
                 "step": k,
@@ -191,7 +191,7 @@ def _verdict(ranks: list[dict[str, Any]], steps: list[dict[str, Any]], straggler
         return "no rank could be analysed"
     if not steps:
         return f"{len(ranks)} ranks, but no step ranges to align them by (ProfilerStep#N, or --step NAME)"
-    late = [s for s in steps if s["held_by"] in ("GPU work", "launch-bound host")]
+    late = [s for s in steps if s["held_by"] in ("GPU work", "host (CPU)")]
     if not late:
         return f"{len(ranks)} ranks arrive together in all {len(steps)} steps: no straggler"
     count = stragglers.most_common(1)[0][1]

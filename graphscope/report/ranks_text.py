@@ -40,7 +40,7 @@ def render_ranks(job: dict[str, Any]) -> str:
         verdict = (r.get("verdict") or "").split(":")[0]
         where = f"  ({r['unit']} of {r['path']})" if r.get("unit") else ""
         lines.append(f"  {r['rank']:>5} {step:>12} {busy:>9} {r['straggler_steps']:>10}  {verdict}{where}")
-    late = [s for s in steps if s["held_by"] in ("GPU work", "launch-bound host", "communication")]
+    late = [s for s in steps if s["held_by"] in ("GPU work", "host (CPU)", "communication")]
     if late:
         head = f"  {'step':>5} {'straggler':>9} {'late by':>10} {'allowed':>10} {'held by':<18} {'its GPU busy':>12}"
         lines += ["", head]

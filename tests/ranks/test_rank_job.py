@@ -39,7 +39,7 @@ def job(rank_set):
 def test_the_planted_stragglers_are_named_with_what_held_them(job):
     assert [r["rank"] for r in job["ranks"]] == list(range(8)) and not job["problems"]
     late = {s["step"]: (s["straggler"], s["held_by"]) for s in job["steps"] if s["late_ns"] > 100_000}
-    assert late == {5: (3, "launch-bound host"), 9: (3, "launch-bound host"), 12: (6, "GPU work")}
+    assert late == {5: (3, "host (CPU)"), 9: (3, "host (CPU)"), 12: (6, "GPU work")}
     step5 = job["steps"][5]
     assert 390_000 < step5["late_ns"] < 410_000 and step5["straggler_gpu_busy"] < 0.3
     assert job["verdict"].startswith("rank 3 holds the job back") and "rank 6 in step 12" in job["verdict"]

@@ -12,7 +12,7 @@ from tests.synthetic_ranks import write_rank_set
 
 
 def late_steps(job):
-    return {s["step"]: s["straggler"] for s in job["steps"] if s["held_by"] in ("GPU work", "launch-bound host")}
+    return {s["step"]: s["straggler"] for s in job["steps"] if s["held_by"] in ("GPU work", "host (CPU)")}
 
 
 @pytest.mark.parametrize("world", [2, 3, 4, 64])
@@ -24,7 +24,7 @@ def test_a_planted_straggler_is_found_at_every_rank_count_and_plain_jitter_is_no
     job = serial_job([tmp_path / "late"])
     assert late_steps(job) == {3: late, 7: late, 11: 0}
     steps = {s["step"]: s for s in job["steps"]}
-    assert 48_000 < steps[3]["late_ns"] < 72_000 and steps[3]["held_by"] == "launch-bound host"
+    assert 48_000 < steps[3]["late_ns"] < 72_000 and steps[3]["held_by"] == "host (CPU)"
     assert 4_988_000 < steps[7]["late_ns"] < 5_012_000  # planted, give or take the jitter (sd ~5 us)
     assert all(s["threshold_ns"] >= int(max(2_000, 0.05 * s["median_step_ns"])) for s in job["steps"])
     write_rank_set(tmp_path / "plain", world=world, steps=14, seed=world + 100)
@@ -64,4 +64,4 @@ def test_two_ranks_with_fewer_than_three_steps_are_judged_by_the_floor_alone():
     job = combine([row(0, [80_000, 1_080_000]), row(1, [86_000, 1_084_000])])
     # the floor: 5% of the 100 us step = 5 us; 6 us late is late, 4 us is not
     assert [(s["straggler"], s["late_ns"], s["held_by"]) for s in job["steps"]] == [
-        (1, 6_000, "launch-bound host"), (1, 4_000, "on time")]  # fmt: skip
+        (1, 6_000, "host (CPU)"), (1, 4_000, "on time")]  # fmt: skip
