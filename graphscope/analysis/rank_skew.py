@@ -18,7 +18,8 @@ freedom ((n - 1) x steps residuals, at a MAD's 37% efficiency). Measured on gene
 ranks: it is half their gap, so no multiple of it flags the later one.
 
 What held a late rank: `GPU work` when its GPU was busy (before the collective) longer than the other
-ranks' median by at least half its lateness, else `host (CPU)` (its GPU did no more work than the others: the rank came late from its CPU side, not necessarily launch-bound).
+ranks' median by at least half its lateness, else `host (CPU)` (its GPU did no more work than the others:
+the rank came late from its CPU side, not necessarily launch-bound).
 A step with no late rank is `on time`, or `communication` when its median rank spends half the step
 or more in communication kernels.
 """
