@@ -185,7 +185,8 @@ def _graph_cost(account, node_traced: bool) -> tuple[str, float]:
     """What the graph launch calls cost against their replays: the clause, and the ratio."""
     graph_ns = account.graph_ns - account.graph_blocked_ns  # what submitting them cost
     graph_cost = graph_ns / account.graph_replay_ns if account.graph_replay_ns else 0.0
-    note = NODE_TRACING_NOTE if node_traced else ""
+    # the tracing's cost matters only where the calls look expensive (above the 15% rule against replay)
+    note = NODE_TRACING_NOTE if node_traced and graph_cost > LAUNCH_BOUND_RATIO else ""
     graphs = (
         f"{plural(account.graph_calls, 'graph launch', 'graph launches')} cost {format_ns(graph_ns)} "
         f"of CPU time against {format_ns(account.graph_replay_ns)} of replay ({GRAPH_LAUNCH_COST} "
