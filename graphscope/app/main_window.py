@@ -203,6 +203,7 @@ class MainWindow(QMainWindow, OtherWindows):
         file_menu.addSeparator()
         self._action(file_menu, "&Compare with…", self.choose_comparison, "Ctrl+Shift+O")
         self._action(file_menu, "Open &rank traces (a folder)…", self.choose_ranks, "Ctrl+Shift+R")
+        self._action(file_menu, "Open de&mo rank set", self.open_demo_ranks)  # assets/demo_ranks (work-k)
         self._action(file_menu, "&Export report…", self.export_report, "Ctrl+E")
         self._action(file_menu, "Export as &Perfetto trace…", self.export_perfetto)
         file_menu.addSeparator()
