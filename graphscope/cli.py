@@ -387,8 +387,19 @@ def _summary_of_ranks(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise BadInputError("--workers needs at least one worker")
     job = analyse_job(args.files, args.step, args.scheduler, args.workers)
+    _refuse_rankless(job)
     print(json.dumps(job, indent=2) if args.json else render_ranks(job))
-    return 0 if job["ranks"] else 2
+    return 0
+
+
+def _refuse_rankless(job: dict) -> None:
+    """A job of which no rank could be analysed: one line saying why (the first file's problem)."""
+    from graphscope.core.errors import BadInputError
+
+    if not job["ranks"]:
+        said = [*job.get("problems", []), *job.get("skipped", [])]
+        more = f" (and {len(said) - 1:,} more)" if len(said) > 1 else ""
+        raise BadInputError(f"no rank could be analysed: {said[0] if said else 'no rank files'}{more}")
 
 
 def _summary_question(args: argparse.Namespace) -> dict | None:
@@ -635,7 +646,9 @@ def _rank_report(paths: list[Path], args: argparse.Namespace) -> tuple[dict, dic
     from graphscope.ranks.job import analyse_job
     from graphscope.report.ranks_report import ranks_report
 
-    report, charts = ranks_report(analyse_job(paths, args.step, args.scheduler, args.workers))
+    job = analyse_job(paths, args.step, args.scheduler, args.workers)
+    _refuse_rankless(job)
+    report, charts = ranks_report(job)
     if args.title:
         report["title"] = args.title
     return report, charts

@@ -396,7 +396,15 @@ class SessionStore:
     def plan(self, plan_id: int) -> dict[str, Any] | None:
         """A stored plan's JSON form; None if there is no such plan."""
         found = list(self.db["plans"].rows_where("id = ?", [plan_id]))
-        return {**json.loads(found[0]["data"]), "plan_id": plan_id} if found else None
+        if not found:
+            return None
+        try:  # a record edited or damaged in the file: one line (plan/stored.py checks the rest)
+            record = json.loads(found[0]["data"])
+        except (KeyError, TypeError, ValueError, RecursionError):
+            record = None
+        if not isinstance(record, dict):
+            raise BadInputError(f"{self.path}: plan {plan_id} is damaged (its record is not a plan)")
+        return {**record, "plan_id": plan_id}
 
     @_damaged
     def runs(self, workload: Path | None = None) -> list[dict[str, Any]]:
