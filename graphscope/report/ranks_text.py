@@ -7,6 +7,7 @@ from typing import Any
 
 from graphscope.core.text import printable_tree
 from graphscope.core.units import format_ns
+from graphscope.ranks.modes import mode_lines
 
 
 def render_ranks(job: dict[str, Any]) -> str:
@@ -33,6 +34,7 @@ def render_ranks(job: dict[str, Any]) -> str:
             f"  step skew across ranks: starts {format_ns(median(starts))} median, {format_ns(max(starts))} max; "
             f"ends {format_ns(median(ends))} median, {format_ns(max(ends))} max"
         )
+    lines += [f"  {line}" for line in mode_lines(job)]  # a rank whose graph mode differs is named
     lines += ["", f"  {'rank':>5} {'median step':>12} {'GPU busy':>9} {'straggler':>10}  launch verdict (of its file)"]
     for r in ranks:
         busy = f"{r['step_gpu_busy']:.0%}" if r.get("step_gpu_busy") is not None else "-"
