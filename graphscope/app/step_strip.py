@@ -1,0 +1,74 @@
+"""The per-step strip above the lanes: each step coloured by its graph mode (full graph, piecewise,
+mixed, eager), the seams inside it shaded (view/step_strip.py computes both); its x follows the
+timeline's. Hidden for a trace without steps. Hovering names the step, its mode and its seams."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+
+from graphscope.app.timeline import TimelineView
+from graphscope.app.timeline_items import LaneAxis
+from graphscope.view.document import TraceDocument
+from graphscope.view.step_strip import SEAM_COLOUR, StepStrip, step_strip
+
+HEIGHT = 18  # px
+
+
+class StepStripWidget(pg.PlotWidget):
+    """The strip; `set_document` fills it (or hides it) for a newly shown trace."""
+
+    def __init__(self, timeline: TimelineView) -> None:
+        super().__init__(background="w")
+        self.setFixedHeight(HEIGHT)
+        plot = self.getPlotItem()
+        plot.hideAxis("bottom")
+        margin = plot.getAxis("left")  # as wide as the lane names: x lines up with the timeline's
+        margin.setWidth(LaneAxis.WIDTH)
+        margin.setStyle(showValues=False, tickLength=0)
+        margin.setPen(pg.mkPen(None))
+        plot.hideButtons()
+        plot.setMenuEnabled(False)
+        plot.setContentsMargins(0, 0, 0, 0)
+        self.view = plot.getViewBox()
+        self.view.setMouseEnabled(x=False, y=False)
+        self.view.setXLink(timeline.view)
+        self.view.setYRange(0, 1, padding=0)
+        self.strip: StepStrip | None = None
+        self.items: list[pg.BarGraphItem] = []
+        self.scene().sigMouseMoved.connect(self._hover)
+        self.setVisible(False)
+
+    def set_document(self, document: TraceDocument) -> None:
+        for item in self.items:
+            self.removeItem(item)
+        self.items = []
+        self.strip = step_strip(document.trace, document.analysis, document.layout.origin)
+        self.setVisible(self.strip is not None and len(self.strip) > 0)
+        if not self.isVisible():
+            return
+        s = self.strip
+        steps = pg.BarGraphItem(
+            x0=s.start.astype(np.float64), x1=s.end.astype(np.float64), y0=0.0, y1=1.0,
+            brushes=[pg.mkBrush(*c) for c in s.colours()], pens=[pg.mkPen(255, 255, 255)] * len(s),
+        )  # fmt: skip
+        self.items.append(steps)
+        if len(s.seam_start):
+            seams = pg.BarGraphItem(
+                x0=s.seam_start.astype(np.float64), x1=s.seam_end.astype(np.float64), y0=0.0, y1=1.0,
+                brush=pg.mkBrush(*SEAM_COLOUR), pen=pg.mkPen(None),
+            )  # fmt: skip
+            self.items.append(seams)
+        for item in self.items:
+            self.addItem(item)
+
+    def step_at(self, x: float) -> int | None:
+        """The step under timeline x, or None."""
+        if self.strip is None or not len(self.strip):
+            return None
+        index = int(np.searchsorted(self.strip.start, x, side="right")) - 1
+        return index if index >= 0 and x < self.strip.end[index] else None
+
+    def _hover(self, position) -> None:
+        index = self.step_at(float(self.view.mapSceneToView(position).x()))
+        self.setToolTip(self.strip.label(index) if index is not None and self.strip is not None else "")
