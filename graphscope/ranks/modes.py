@@ -16,7 +16,6 @@ from typing import Any
 from graphscope.core.rules import MODE_IDLE, STEP_MODES
 
 MOST_CHANGES = 8  # a rank's mode changes kept in the job (the count is kept whole)
-MOST_NAMED = 8  # ranks named in a line of text
 
 
 def file_modes(summary: dict[str, Any]) -> dict[str, Any] | None:
@@ -69,30 +68,3 @@ def job_modes(rows: list[dict[str, Any]], ranks: list[dict[str, Any]]) -> dict[s
         if r["mode_changes"]
     ]
     return {"usual": usual, "ranks": sum(seen.values()), "by_mode": dict(seen), "differ": differ, "changing": changing}
-
-
-def mode_lines(job: dict[str, Any]) -> list[str]:
-    """The job's graph modes as lines of text (rank text and report notes): the usual mode, every rank
-    that differs from it, and the ranks whose mode changes between steps; [] without modes."""
-    modes = job.get("graph_modes")
-    if not modes:
-        return []
-    total = len(job.get("ranks") or [])
-    counted = modes["ranks"]
-    which = f"all {counted} ranks" if counted == total else f"the {counted} ranks with steps (of {total})"
-    if not modes["differ"] and not modes["changing"]:
-        return [f"graph modes: {modes['usual']} in every step of {which}"]
-    lines = [f"graph modes: usually {modes['usual']} ({modes['by_mode'][modes['usual']]} of {which})"]
-    for d in modes["differ"][:MOST_NAMED]:
-        counts = ", ".join(f"{n} {mode}" for mode, n in d["step_modes"].items())
-        lines.append(f"rank {d['rank']} runs {d['mode']}, unlike the others ({counts} steps)")
-    if len(modes["differ"]) > MOST_NAMED:
-        lines.append(f"and {len(modes['differ']) - MOST_NAMED:,} more ranks unlike the others")
-    for c in modes["changing"][:MOST_NAMED]:
-        shown = "; ".join(f"{x['step']}: {x['from']} to {x['to']}" + (" and back" if x["returns"] else "")
-                          for x in c["changes"][:3])  # fmt: skip
-        more = f" and {c['count'] - 3} more" if c["count"] > 3 else ""
-        lines.append(f"rank {c['rank']} changes mode in {c['count']} step{'s' * (c['count'] != 1)} ({shown}{more})")
-    if len(modes["changing"]) > MOST_NAMED:
-        lines.append(f"and {len(modes['changing']) - MOST_NAMED:,} more ranks that change mode")
-    return lines

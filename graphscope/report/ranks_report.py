@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from graphscope.core.units import format_ns
-from graphscope.ranks.modes import mode_lines
 from graphscope.report.compare import FORMAT
+from graphscope.report.ranks_text import mode_lines
 from graphscope.report.svg import FONT_FAMILY, _svg, _text
 
 MAX_COLUMNS = 240  # steps drawn as columns; more are binned (each bin shows its latest rank)
