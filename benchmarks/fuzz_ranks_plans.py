@@ -19,7 +19,7 @@ Plans (no GPU: a workload whose per-size measurements are recorded, as in tests/
 `plan plan:ID --json`, `plan WORKLOAD --traffic F` and `report plan:ID -o p.html`:
   traffic       counts NaN, inf, -1, 1e308, 1e400, text; sizes 0, -1, 2**31, 2**63, above every measured
                 size; empty, binary, UTF-16, one million lines
-  stored plans  every number of a stored plan record set to NaN, Infinity, -1, 1e308, 2**64, text, null
+  stored plans  every number of a stored plan record set to NaN, Infinity, -1, 2**31-1, 1e308, 2**64, text, null
                 (one at a time), the record not JSON, a JSON list, empty
   plan ids      plan:ID of a missing, zero, negative, huge, text or empty id
   sessions      the session database truncated, zero-filled, byte-flipped, not SQLite, without its plans
@@ -374,7 +374,7 @@ def stored_plan_cases(base: Path, session: Path, plan_id: int, outcome: Outcome,
     record = json.loads(original)
     leaves = list(_leaves(record))
     rng.shuffle(leaves)
-    tokens = ("NaN", "Infinity", "-Infinity", "-1", "1e308", str(2**64), '"x"', "null", "[]")
+    tokens = ("NaN", "Infinity", "-Infinity", "-1", str(2**31 - 1), "1e308", str(2**64), '"x"', "null", "[]")
     report = base / "p.html"
 
     def store(text: str) -> None:

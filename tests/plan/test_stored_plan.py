@@ -75,3 +75,17 @@ def test_the_stored_plan_itself_passes_and_replans(stored, capsys):
     check_plan(record, "plan:1")
     assert main(["plan", f"plan:{plan_id}", "--memory", "8MiB", "--session", str(session), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["best"]["memory_bytes"] <= 8 << 20
+
+
+def test_a_huge_stored_size_without_traffic_asks_for_traffic(stored, capsys, tmp_path):
+    session, plan_id, text = stored
+    record = json.loads(text)
+    record["measurements"]["sizes"][0]["size"] = 2**31 - 1  # was two billion equal weights: killed for memory
+    _store(session, plan_id, json.dumps(record))
+    assert main(["plan", f"plan:{plan_id}", "--memory", "8MiB", "--session", str(session)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "give --traffic" in err and "2,147,483,647" in err
+    traffic = tmp_path / "t.csv"
+    traffic.write_text("size,count\n1,50\n3,30\n")
+    assert main(["plan", f"plan:{plan_id}", "--traffic", str(traffic), "--memory", "8MiB", "--session",
+                 str(session), "--json"]) == 0  # fmt: skip
