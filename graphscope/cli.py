@@ -374,7 +374,8 @@ def _demo_ranks(named: list, demo: bool, command: str) -> list:
     if demo and named:
         raise BadInputError(f"{command}: --demo-ranks stands for the files; name no others with it")
     if not demo and not named:
-        raise BadInputError(f"{command}: name a trace (or a folder of rank traces), or ask for --demo-ranks")
+        noun = "FILE" if command == "summary" else "SOURCE"
+        raise BadInputError(f"{command}: the following arguments are required: {noun} (or --demo-ranks)")
     return [demo_ranks()] if demo else named
 
 

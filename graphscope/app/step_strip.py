@@ -51,12 +51,19 @@ class StepStripWidget(pg.PlotWidget):
         if self.task is not None:
             self.task.cancel()
         self.task = Task(_compute, document.trace, document.analysis, document.layout.origin)
-        self.task.signals.finished.connect(lambda strip, task=self.task: self._show(task, strip))
-        self.task.signals.failed.connect(lambda _why, task=self.task: self._show(task, None))  # no strip, no noise
+        # bound methods: Qt drops the connection when the widget goes (a window closed mid-computation)
+        self.task.signals.finished.connect(self._finished)
+        self.task.signals.failed.connect(self._failed)  # no strip, no noise
         start_behind(self.task)
 
-    def _show(self, task: Task, strip: StepStrip | None) -> None:
-        if task is not self.task:  # a trace opened since: its own task draws
+    def _finished(self, strip: StepStrip | None) -> None:
+        self._show(self.sender(), strip)
+
+    def _failed(self, _why: str) -> None:
+        self._show(self.sender(), None)
+
+    def _show(self, signals: object, strip: StepStrip | None) -> None:
+        if self.task is None or signals is not self.task.signals:  # a trace opened since: its own task draws
             return
         self.task = None
         self.strip = strip

@@ -44,4 +44,5 @@ def test_summary_demo_ranks_is_the_folder_and_refuses_other_files(capsys, tmp_pa
     assert main(["summary"]) == 2
     assert main(["report", "--demo-ranks", "-o", str(tmp_path / "r.html"), "x.json"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 3 and "--demo-ranks stands for the files" in err[0] and "ask for --demo-ranks" in err[1]
+    assert len(err) == 3 and "--demo-ranks stands for the files" in err[0]
+    assert "arguments are required: FILE (or --demo-ranks)" in err[1]
