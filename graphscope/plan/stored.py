@@ -19,6 +19,8 @@ NEEDED = ("size", "eager_ns", "graph_ns", "capture_ns", "instantiate_ns", "uploa
 SCALARS = ("size", "eager_ns", "graph_ns", "expected_ns", "switch_ns", "predicted_ns", "memory_bytes",
            "startup_ns", "padding_waste", "eager_share", "saving")
 """The numbers of a plan's choices (best, all eager, compared, the frontiers) and per-size rows."""
+REPORTED = ("workload", "reps", "verdict", "best", "all_eager", "per_size", "memory_frontier", "measurements")
+"""What every stored plan holds and its report reads (report/plan_report.py)."""
 SIGNED = {"saving"}  # a size that does not pay saves a negative share
 
 
@@ -41,6 +43,9 @@ def check_plan(record: Any, where: str) -> None:
 
     if not isinstance(record, dict):
         refuse(f"a {type(record).__name__}, not a plan")
+    absent = [key for key in REPORTED if key not in record]
+    if absent:
+        refuse(f"no {', '.join(absent)}")
     measurements = record.get("measurements")
     sizes = measurements.get("sizes") if isinstance(measurements, dict) else None
     if not isinstance(sizes, list) or not sizes or not all(isinstance(s, dict) for s in sizes):

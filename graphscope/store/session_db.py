@@ -141,7 +141,7 @@ def _damaged(method: Any) -> Any:
     def guarded(self: SessionStore, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # text that is not UTF-8: damaged too
             raise BadInputError(f"{self.path}: the session database is damaged ({_one_line(exc)})") from None
 
     return guarded
@@ -175,7 +175,7 @@ class SessionStore:
                 self.db.execute("PRAGMA journal_mode = WAL")
                 with self._writing():
                     self._create_or_migrate()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise BadInputError(f"{self.path}: not a usable session database ({_one_line(exc)})") from None
         except OSError as exc:
             raise BadInputError(f"{self.path}: cannot be opened ({exc.strerror or exc})") from None
