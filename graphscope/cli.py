@@ -33,7 +33,8 @@ def _add_summary(sub: argparse._SubParsersAction) -> None:
         help="headless summary of one export (.sqlite, .nsys-rep, PyTorch-profiler JSON), or of a job's rank "
         "traces (several files or a folder) analysed on Dask",
     )
-    p.add_argument("files", nargs="+", metavar="FILE")  # text: Path("") would be the current folder
+    p.add_argument("files", nargs="*", metavar="FILE")  # text: Path("") would be the current folder
+    p.add_argument("--demo-ranks", action="store_true", help="the bundled demo rank set (two ranks of a real job)")
     p.add_argument("--step", metavar="NAME", help="ranks: the step range to align them by (default ProfilerStep#*)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="ranks: a running Dask scheduler (default: a local cluster)")
     p.add_argument("--workers", type=int, metavar="N", help="ranks: local workers (default: one per core)")
@@ -235,7 +236,8 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
         "(or three or more files). A scope is nvtx:NAME "
         "(a glob such as nvtx:'eager_*'; NAME#k for one instance) or range:START:END (12ms:40ms).",
     )
-    p.add_argument("sources", nargs="+", metavar="SOURCE")
+    p.add_argument("sources", nargs="*", metavar="SOURCE")
+    p.add_argument("--demo-ranks", action="store_true", help="the bundled demo rank set (two ranks of a real job)")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="report.html, .md, .json or .csv")
     p.add_argument("--a", dest="scope_a", metavar="SCOPE", help="scope of side A (nvtx:NAME or range:START:END)")
     p.add_argument("--b", dest="scope_b", metavar="SCOPE", help="scope of side B")
@@ -331,6 +333,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
     if args.top < 0:
         raise BadInputError("--top cannot be negative")
+    args.files = _demo_ranks(args.files, args.demo_ranks, "summary")
     if not all(args.files):
         raise BadInputError("summary: an empty file name names no trace (give a file, or a folder of rank traces)")
     args.files = [Path(f) for f in args.files]
@@ -371,6 +374,19 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _demo_ranks(named: list, demo: bool, command: str) -> list:
+    """The files named, or the bundled demo rank set's folder for --demo-ranks (never both, never neither)."""
+    from graphscope.core.errors import BadInputError
+    from graphscope.core.settings import demo_ranks
+
+    if demo and named:
+        raise BadInputError(f"{command}: --demo-ranks stands for the files; name no others with it")
+    if not demo and not named:
+        noun = "FILE" if command == "summary" else "SOURCE"
+        raise BadInputError(f"{command}: the following arguments are required: {noun} (or --demo-ranks)")
+    return [demo_ranks()] if demo else named
+
+
 def _summary_of_ranks(args: argparse.Namespace) -> int:
     """A job's rank traces as one: per rank on Dask, then the skew and stragglers across them."""
     from graphscope.core.errors import BadInputError
@@ -380,8 +396,19 @@ def _summary_of_ranks(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise BadInputError("--workers needs at least one worker")
     job = analyse_job(args.files, args.step, args.scheduler, args.workers)
+    _refuse_rankless(job)
     print(json.dumps(job, indent=2) if args.json else render_ranks(job))
-    return 0 if job["ranks"] else 2
+    return 0
+
+
+def _refuse_rankless(job: dict) -> None:
+    """A job of which no rank could be analysed: one line saying why (the first file's problem)."""
+    from graphscope.core.errors import BadInputError
+
+    if not job["ranks"]:
+        said = [*job.get("problems", []), *job.get("skipped", [])]
+        more = f" (and {len(said) - 1:,} more)" if len(said) > 1 else ""
+        raise BadInputError(f"no rank could be analysed: {said[0] if said else 'no rank files'}{more}")
 
 
 def _summary_question(args: argparse.Namespace) -> dict | None:
@@ -612,6 +639,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if not args.output.parent.is_dir():
         raise BadInputError(f"{args.output}: the folder {args.output.parent} does not exist")
     html = args.output.suffix.lower() == ".html"
+    args.sources = [str(s) for s in _demo_ranks(args.sources, args.demo_ranks, "report")]
     paths = [Path(s) for s in args.sources]
     from graphscope.ranks.job import TRACE_SUFFIXES
 
@@ -631,7 +659,9 @@ def _rank_report(paths: list[Path], args: argparse.Namespace) -> tuple[dict, dic
     from graphscope.ranks.job import analyse_job
     from graphscope.report.ranks_report import ranks_report
 
-    report, charts = ranks_report(analyse_job(paths, args.step, args.scheduler, args.workers))
+    job = analyse_job(paths, args.step, args.scheduler, args.workers)
+    _refuse_rankless(job)
+    report, charts = ranks_report(job)
     if args.title:
         report["title"] = args.title
     return report, charts

@@ -41,6 +41,7 @@ from graphscope.app.recent_files import RecentFiles
 from graphscope.app.report_dialog import export_perfetto, export_report
 from graphscope.app.run_panel import RunPanel
 from graphscope.app.stats_panel import StatsPanel
+from graphscope.app.step_strip import StepStripWidget
 from graphscope.app.timeline import TimelineView
 from graphscope.app.tune_panel import TunePanel
 from graphscope.app.workers import Task, start_behind
@@ -117,6 +118,8 @@ class MainWindow(QMainWindow, OtherWindows):
         column.addLayout(top)
         self.overview = Overview(self.timeline)
         column.addWidget(self.overview)
+        self.step_strip = StepStripWidget(self.timeline)  # steps by graph mode, seams shaded (work-k)
+        column.addWidget(self.step_strip)
         column.addWidget(self.timeline, 1)
         self.setCentralWidget(central)
         self.scope_task: Task | None = None
@@ -203,6 +206,7 @@ class MainWindow(QMainWindow, OtherWindows):
         file_menu.addSeparator()
         self._action(file_menu, "&Compare with…", self.choose_comparison, "Ctrl+Shift+O")
         self._action(file_menu, "Open &rank traces (a folder)…", self.choose_ranks, "Ctrl+Shift+R")
+        self._action(file_menu, "Open de&mo rank set", self.open_demo_ranks)  # assets/demo_ranks (work-k)
         self._action(file_menu, "&Export report…", self.export_report, "Ctrl+E")
         self._action(file_menu, "Export as &Perfetto trace…", self.export_perfetto)
         file_menu.addSeparator()
@@ -345,6 +349,7 @@ class MainWindow(QMainWindow, OtherWindows):
         self.timeline.collapsed.clear()
         self.timeline.set_document(document)
         self.overview.set_document(document)
+        self.step_strip.set_document(document)
         self.find_bar.reset()
         self._on_lanes_changed()
         self.current_view = None

@@ -53,6 +53,12 @@ class OtherWindows:
         if folder:
             self.open_ranks(Path(folder))
 
+    def open_demo_ranks(self) -> None:
+        """File > Open demo rank set: the bundled two ranks of a real job (assets/demo_ranks)."""
+        from graphscope.core.settings import demo_ranks
+
+        self.open_ranks(demo_ranks())
+
     def open_ranks(self, folder: Path) -> None:
         """Analyse the folder's ranks in the background, then show the rank overview."""
         task = self.ranks_task = Task(job_of_folder, Path(folder))

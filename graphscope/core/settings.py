@@ -138,3 +138,8 @@ def asset_path(name: str) -> Path:
 
 def demo_trace() -> Path:
     return asset_path("demo_trace.sqlite")
+
+
+def demo_ranks() -> Path:
+    """The bundled demo rank set: a folder of two ranks of a real 128-rank PyTorch job (assets/demo_ranks)."""
+    return asset_path("demo_ranks")

@@ -21,6 +21,10 @@ from graphscope.plan.optimizer import Choice, SizeCost, evaluate, plan
 from graphscope.workload.session import DEFAULT_TIMEOUT_S, WorkloadSession
 
 FORMAT = "graphscope-plan/1"
+MAX_UNIFORM = 65_536
+"""Without --traffic every size up to the largest measured is equally likely: one weight per size. A
+stored plan edited to a size of 2**31-1 made two billion of them (killed for memory; 1,048,576 took
+9.5 s and 326 MB here), so above this a traffic file is asked for (benchmarks/fuzz_ranks_plans.py)."""
 MEASURED = ("format", "workload", "started", "finished", "reps", "environment", "measurements", "order_effect")
 """What `measure` produced: all a stored plan gives a re-plan (its results are made again)."""
 
@@ -227,6 +231,13 @@ def plan_and_record(
     measured is equally likely."""
     if traffic is None:
         largest = max(m["size"] for m in measured["measurements"]["sizes"])
+        if largest > MAX_UNIFORM:
+            from graphscope.core.errors import BadInputError
+
+            raise BadInputError(
+                f"sizes up to {largest:,} were measured: give --traffic (the request sizes to expect); without "
+                f"it every size up to the largest is taken as equally likely, which is for {MAX_UNIFORM:,} at most"
+            )
         traffic = dict.fromkeys(range(1, largest + 1), 1.0)
     data = make_plan(measured, traffic, memory_budget, startup_budget_ns, compare)
     if serve:

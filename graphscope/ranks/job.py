@@ -1,11 +1,11 @@
 """A set of rank traces analysed as one job on Dask (`dask.distributed`): a local cluster sized to the
 machine by default, or a running one (`--scheduler ADDRESS`), so a thousand ranks spread over many
 machines. Each task reads one file into columns and returns a small row per rank it holds
-(analysis/rank_steps.py), so a worker holds one file at a time; the ranks are numbered and checked to be
-one job (ranks/identity.py) and the job's view is combined from them (analysis/rank_skew.py).
-A file that cannot be read, or whose reading kills its worker twice, comes back as its error: the other
-ranks are analysed all the same. Dask's own logging is silenced for the job, and an interrupt closes the
-cluster quietly (the CLI then says "graphscope: interrupted").
+(analysis/rank_steps.py; its steps' graph modes, ranks/modes.py), so a worker holds one file at a time;
+the ranks are numbered and checked to be one job (ranks/identity.py) and the job's view is combined
+from them (analysis/rank_skew.py). A file that cannot be read, or whose reading kills its worker twice,
+comes back as its error: the other ranks are analysed all the same. Dask's own logging is silenced for
+the job, and an interrupt closes the cluster quietly (the CLI then says "graphscope: interrupted").
 """
 
 from __future__ import annotations
@@ -90,6 +90,7 @@ def rank_rows(path: str, step: str | None = None) -> list[dict[str, Any]]:
     from graphscope.analysis.summary import summarize
     from graphscope.core.process import keep_freed_memory
     from graphscope.ranks.identity import group_of, nsight_facts
+    from graphscope.ranks.modes import file_modes
     from graphscope.trace import load_trace
 
     keep_freed_memory()  # mallopt: cheap to repeat, and a worker may be one graphscope did not start
@@ -113,6 +114,7 @@ def rank_rows(path: str, step: str | None = None) -> list[dict[str, Any]]:
             "verdict": summary["launch"]["verdict"],
             "launch_bound": summary["launch"].get("launch_bound"),
             "graph_launches": summary["graphs"]["launches"],
+            "graph_modes": file_modes(summary),  # per step: full graph, piecewise, eager, mixed (ranks/modes.py)
         }
         names, passing = step_candidates(trace, step)
         work = file_work(trace)
@@ -261,12 +263,14 @@ def job_of_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
     (else refused), cut by one family of step ranges and combined."""
     from graphscope.analysis.rank_skew import combine
     from graphscope.ranks.identity import assign_ranks
+    from graphscope.ranks.modes import job_modes
 
     problems = [f"{r['path']}: {r['error'].removeprefix(r['path'] + ': ')}" for r in rows if r.get("error")]
     good = [r for r in rows if not r.get("error")]
     _, stepless = choose_steps(good)
     world = assign_ranks(good)
     result = combine(good, world)
+    result["graph_modes"] = job_modes(good, result["ranks"])
     result["problems"] = problems + stepless + result["problems"]
     result.update(_missing(good, world))
     return result

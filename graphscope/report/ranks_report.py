@@ -11,6 +11,7 @@ import numpy as np
 
 from graphscope.core.units import format_ns
 from graphscope.report.compare import FORMAT
+from graphscope.report.ranks_text import mode_lines
 from graphscope.report.svg import FONT_FAMILY, _svg, _text
 
 MAX_COLUMNS = 240  # steps drawn as columns; more are binned (each bin shows its latest rank)
@@ -110,7 +111,8 @@ def ranks_report(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
         ],
         "notes": [f"left out: {p}" for p in job["problems"]]
         + [f"skipped: {s}" for s in job.get("skipped", [])]
-        + _missing_note(job),
+        + _missing_note(job)
+        + mode_lines(job),  # each rank's graph mode where it differs (ranks/modes.py)
         "ranks": {k: v for k, v in job.items() if k not in ("late_ns", "gpu_busy")},
     }
     chart = lateness_chart(job.get("late_ns") or [], [r["rank"] for r in ranks], "each rank's lateness at each step")

@@ -8,6 +8,35 @@ from typing import Any
 from graphscope.core.text import printable_tree
 from graphscope.core.units import format_ns
 
+MOST_NAMED = 8  # ranks named in the graph-mode lines
+
+
+def mode_lines(job: dict[str, Any]) -> list[str]:
+    """The job's graph modes as lines of text (rank text and report notes): the usual mode, every rank
+    that differs from it, and the ranks whose mode changes between steps; [] without modes."""
+    modes = job.get("graph_modes")
+    if not modes:
+        return []
+    total = len(job.get("ranks") or [])
+    counted = modes["ranks"]
+    which = f"all {counted} ranks" if counted == total else f"the {counted} ranks with steps (of {total})"
+    if not modes["differ"] and not modes["changing"]:
+        return [f"graph modes: {modes['usual']} in every step of {which}"]
+    lines = [f"graph modes: usually {modes['usual']} ({modes['by_mode'][modes['usual']]} of {which})"]
+    for d in modes["differ"][:MOST_NAMED]:
+        counts = ", ".join(f"{n} {mode}" for mode, n in d["step_modes"].items())
+        lines.append(f"rank {d['rank']} runs {d['mode']}, unlike the others ({counts} steps)")
+    if len(modes["differ"]) > MOST_NAMED:
+        lines.append(f"and {len(modes['differ']) - MOST_NAMED:,} more ranks unlike the others")
+    for c in modes["changing"][:MOST_NAMED]:
+        shown = "; ".join(f"{x['step']}: {x['from']} to {x['to']}" + (" and back" if x["returns"] else "")
+                          for x in c["changes"][:3])  # fmt: skip
+        more = f" and {c['count'] - 3} more" if c["count"] > 3 else ""
+        lines.append(f"rank {c['rank']} changes mode in {c['count']} step{'s' * (c['count'] != 1)} ({shown}{more})")
+    if len(modes["changing"]) > MOST_NAMED:
+        lines.append(f"and {len(modes['changing']) - MOST_NAMED:,} more ranks that change mode")
+    return lines
+
 
 def render_ranks(job: dict[str, Any]) -> str:
     job = printable_tree(job)  # rank files' and ranges' names with their terminal controls escaped
@@ -33,6 +62,7 @@ def render_ranks(job: dict[str, Any]) -> str:
             f"  step skew across ranks: starts {format_ns(median(starts))} median, {format_ns(max(starts))} max; "
             f"ends {format_ns(median(ends))} median, {format_ns(max(ends))} max"
         )
+    lines += [f"  {line}" for line in mode_lines(job)]  # a rank whose graph mode differs is named
     lines += ["", f"  {'rank':>5} {'median step':>12} {'GPU busy':>9} {'straggler':>10}  launch verdict (of its file)"]
     for r in ranks:
         busy = f"{r['step_gpu_busy']:.0%}" if r.get("step_gpu_busy") is not None else "-"

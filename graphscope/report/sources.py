@@ -176,7 +176,11 @@ class StoredPlan(StoredNumber):
     prefix: ClassVar[str] = "plan:"
 
     def load(self, session: Path | None) -> dict[str, Any]:
-        return self._stored(session, "plan", "plan")
+        from graphscope.plan.stored import check_plan
+
+        found = self._stored(session, "plan", "plan")
+        check_plan(found, self.text)  # an edited or damaged record: one line, never a traceback
+        return found
 
 
 SCOPES = (NvtxSource, RangeSource)

@@ -141,7 +141,7 @@ def _damaged(method: Any) -> Any:
     def guarded(self: SessionStore, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # text that is not UTF-8: damaged too
             raise BadInputError(f"{self.path}: the session database is damaged ({_one_line(exc)})") from None
 
     return guarded
@@ -175,7 +175,7 @@ class SessionStore:
                 self.db.execute("PRAGMA journal_mode = WAL")
                 with self._writing():
                     self._create_or_migrate()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise BadInputError(f"{self.path}: not a usable session database ({_one_line(exc)})") from None
         except OSError as exc:
             raise BadInputError(f"{self.path}: cannot be opened ({exc.strerror or exc})") from None
@@ -398,7 +398,15 @@ class SessionStore:
     def plan(self, plan_id: int) -> dict[str, Any] | None:
         """A stored plan's JSON form; None if there is no such plan."""
         found = list(self.db.table("plans").rows_where("id = ?", [plan_id]))
-        return {**json.loads(found[0]["data"]), "plan_id": plan_id} if found else None
+        if not found:
+            return None
+        try:  # a record edited or damaged in the file: one line (plan/stored.py checks the rest)
+            record = json.loads(found[0]["data"])
+        except (KeyError, TypeError, ValueError, RecursionError):
+            record = None
+        if not isinstance(record, dict):
+            raise BadInputError(f"{self.path}: plan {plan_id} is damaged (its record is not a plan)")
+        return {**record, "plan_id": plan_id}
 
     @_damaged
     def runs(self, workload: Path | None = None) -> list[dict[str, Any]]:

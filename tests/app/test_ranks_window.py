@@ -51,3 +51,14 @@ def test_a_cancelled_rank_job_stops_its_child_and_says_cancelled(tmp_path):
     token.cancel()
     with pytest.raises(Cancelled, match="cancelled by the user"):  # was a TypeError: 'unexpected error'
         job_of_folder(folder, cancel=token)
+
+
+def test_file_menu_opens_the_demo_rank_set(window, monkeypatch):
+    from graphscope.core.settings import demo_ranks
+
+    opened = []
+    monkeypatch.setattr(window, "open_ranks", opened.append)
+    actions = [a for m in window.menuBar().actions() for a in m.menu().actions()]
+    action = next(a for a in actions if "demo rank set" in a.text().replace("&", ""))
+    action.trigger()
+    assert opened == [demo_ranks()] and (opened[0] / "rank0.json.gz").is_file()

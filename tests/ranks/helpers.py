@@ -45,3 +45,37 @@ def slow_reader(path: str, step: str | None = None) -> list[dict[str, Any]]:
     """rank_rows after a minute: a job that is still running when the test interrupts it."""
     time.sleep(60)
     return rank_rows(path, step)
+
+
+def graph_ranks(folder: Path, world: int, eager: dict[int, set[int] | None]) -> list[Path]:
+    """A generated rank set (tests/synthetic_ranks.py) whose ranks replay each step's compute kernels as
+    one CUDA graph: the step's launch calls folded into one `cudaGraphLaunch` whose correlation id the
+    kernels share (as torch.profiler records a replay). `eager[r]`: the steps rank r runs eagerly instead
+    (None: every step, the rank's graph launches removed)."""
+    import json
+
+    from tests.synthetic_ranks import write_rank_set
+
+    paths = write_rank_set(folder, world=world, steps=6)
+    for rank, path in enumerate(paths):
+        skip = eager.get(rank, set())
+        if skip is None:
+            continue
+        document = json.loads(path.read_text())
+        events = document["traceEvents"]
+        steps = sorted((e for e in events if e["name"].startswith("ProfilerStep#")), key=lambda e: e["ts"])
+        kernels = {e["args"]["correlation"]: e for e in events if e["cat"] == "kernel" and "nccl" not in e["name"]}
+        drop = set()
+        for index, step in enumerate(steps):
+            if index in skip:
+                continue
+            lo, hi = step["ts"], step["ts"] + step["dur"]
+            calls = [e for e in events if e["cat"] == "cuda_runtime" and lo <= e["ts"] < hi
+                     and e["args"]["correlation"] in kernels]  # fmt: skip
+            calls[0]["name"] = "cudaGraphLaunch"
+            for call in calls[1:]:
+                kernels[call["args"]["correlation"]]["args"]["correlation"] = calls[0]["args"]["correlation"]
+                drop.add(id(call))
+        document["traceEvents"] = [e for e in events if id(e) not in drop]
+        path.write_text(json.dumps(document))
+    return paths

@@ -107,3 +107,17 @@ def test_the_default_process_group_identifies_the_job():
     other = "[{'pg_name': '0', 'pg_desc': 'default_pg', 'pg_size': 2, 'ranks': [0, 1]}, {'pg_name': '1', 'ranks': [0]}]"
     assert group_of({"pg_config": said}) == group_of({"pg_config": other})  # subgroups differ between ranks
     assert group_of({"backend": "nccl"}) == "nccl" and group_of({}) is None
+
+
+def test_a_folder_where_no_rank_can_be_read_is_one_line(tmp_path, capsys, monkeypatch):
+    from graphscope.cli import main
+    from graphscope.ranks import job as rank_job
+
+    monkeypatch.setattr(rank_job, "analyse_job", lambda items, *rest, **kw: rank_job.analyse_serially(items))
+    for rank in range(3):
+        (tmp_path / f"rank{rank}.json").write_bytes(b"")
+    for command in (["summary", str(tmp_path)], ["report", str(tmp_path), "-o", str(tmp_path.parent / "r.md")]):
+        assert main(command) == 2  # was exit 2 with nothing on stderr
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1
+        assert err.startswith("graphscope: error: no rank could be analysed: ") and "(and 2 more)" in err
