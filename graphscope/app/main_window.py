@@ -369,7 +369,7 @@ class MainWindow(QMainWindow, OtherWindows):
             return
         self.task = None
         self._show_view(document.view)
-        self.graph_panel.show_trace_dags(document.dags, document.trace.info.graph_trace_mode)
+        self.graph_panel.show_trace_dags(document.dags, document.trace.info.graph_trace_mode, document.trace)
         self._show_idle_details(self.current_view.summary)
         if self.preload is not None:
             self.preload.cancel()

@@ -45,7 +45,7 @@ SORT_ROLE = Qt.ItemDataRole.UserRole
 GROUPS = ("kernel", "module")
 MODULE_COLUMNS = [
     ("module", "module"),
-    ("kernels", "kernels"),
+    ("kernels run", "kernels"),
     ("replayed", "replayed"),
     ("GPU time", "gpu_ns"),
     ("share", "share"),

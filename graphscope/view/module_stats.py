@@ -4,15 +4,20 @@ Each replayed graph node's module comes from the attribution model (analysis/att
 analysis/capture_ops.py); a row per module sums its nodes' replays and GPU time, and gives the share
 of all replay GPU time (kernels, copies and memsets of graph replays, as `summary --json`'s
 capture_attribution.coverage.gpu_ns counts it). Nodes whose module is unknown form one row,
-NOT_ATTRIBUTED, so the rows always add up to the whole replay.
+NOT_ATTRIBUTED, so the rows always add up to the whole replay. The Graph panel colours and folds a
+trace's DAG by the same modules (`dag_modules`, `module_colours`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from graphscope.analysis.attribution import NodeAttribution
+from graphscope.core.colours import RGB, module_rgb
 from graphscope.core.events import Activity
+from graphscope.graph.model import Dag
 
 NOT_ATTRIBUTED = "(not attributed)"
 
@@ -48,3 +53,20 @@ def module_rows(nodes: NodeAttribution) -> list[ModuleRow]:
             )
         )
     return sorted(rows, key=lambda r: (r.module == NOT_ATTRIBUTED, -r.gpu_ns))
+
+
+def module_colours(rows: list[ModuleRow]) -> dict[str, RGB]:
+    """Each attributed module's fill, by its rank of replay GPU time (the same module, the same colour
+    in every graph of the trace)."""
+    named = [r.module for r in rows if r.module != NOT_ATTRIBUTED]
+    return {module: module_rgb(rank) for rank, module in enumerate(named)}
+
+
+def dag_modules(dag: Dag, nodes: NodeAttribution) -> list[str | None]:
+    """The module of each node of a trace's DAG (by its graphNodeId), None where unknown."""
+    out: list[str | None] = []
+    for node in dag.nodes:
+        at = int(np.searchsorted(nodes.node, node.trace_id)) if node.trace_id is not None else len(nodes.node)
+        found = at < len(nodes.node) and int(nodes.node[at]) == node.trace_id
+        out.append(nodes.text("module", at) if found else None)
+    return out
