@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectIte
 
 from graphscope.core.colours import NO_MODULE_RGB, RGB, kind_rgb
 from graphscope.core.launch_config import format_dim
-from graphscope.core.units import format_bytes
+from graphscope.core.units import format_bytes, format_ns
 from graphscope.graph.layout import banded, layered
 from graphscope.graph.model import Dag, DagNode, Fold
 
@@ -64,12 +64,12 @@ class NodeItem(QGraphicsRectItem):
         self.setPen(pen)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setToolTip(tooltip(node, len(fold), fold.median_ns, fold.module))
-        self.title = fold.label
+        self.title = fold.module if fold.module is not None else fold.label  # the module first, where it folds
         self.duration = f"{fold.median_ns / 1e3:.1f} us" if fold.median_ns is not None else ""
         if node.detail.get("launched_by"):  # a library kernel: who launched it says more than its block
             self.subtitle = str(node.detail["launched_by"])
-        elif fold.module is not None:  # a module's run: its kernels differ, their time does not
-            self.subtitle = f"{fold.time_ns / 1e3:.1f} us over every launch"
+        elif fold.module is not None:  # a module's run: how many nodes, and their GPU time over every replay
+            self.subtitle = f"{len(fold):,} nodes · {format_ns(fold.time_ns)}"
         elif node.block:
             self.subtitle = f"block {format_dim(node.block)} · grid {format_dim(node.grid)}"
         elif "bytes" in node.detail:  # a copy or memset: how much (and a copy's direction is in its title)
