@@ -52,7 +52,9 @@ def heat(share: float) -> QColor:
 
 
 class NodeItem(QGraphicsRectItem):
-    def __init__(self, group: int, fold: Fold, share: float, rect: QRectF, fill: RGB | None = None) -> None:
+    def __init__(
+        self, group: int, fold: Fold, share: float, rect: QRectF, fill: RGB | None = None, module: str | None = None
+    ) -> None:
         super().__init__(rect)
         self.group, self.members = group, fold.nodes
         node = fold.first
@@ -63,7 +65,7 @@ class NodeItem(QGraphicsRectItem):
         pen = QPen(QColor(*kind_rgb(node.type)), 2.0)  # the lanes' colour of its kind
         self.setPen(pen)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-        self.setToolTip(tooltip(node, len(fold), fold.median_ns, fold.module))
+        self.setToolTip(tooltip(node, len(fold), fold.median_ns, fold.module or module))
         self.title = fold.module if fold.module is not None else fold.label  # the module first, where it folds
         self.duration = f"{fold.median_ns / 1e3:.1f} us" if fold.median_ns is not None else ""
         if node.detail.get("launched_by"):  # a library kernel: who launched it says more than its block
@@ -105,6 +107,8 @@ def tooltip(node: DagNode, folded: int, median_ns: float | None = None, module: 
     else:
         after = f" (and {folded - 1} identical ones after it)" if folded > 1 else ""
         lines = [node.name, f"{node.type} node {node.index}{after}"]
+        if module is not None:
+            lines.append(f"made inside module {module} during capture")
     if node.detail.get("launched_by"):
         lines.append(f"launched by {node.detail['launched_by']}")
     if node.detail.get("full_name"):
@@ -172,10 +176,11 @@ class DagView(QGraphicsView):
         self.items_by_group = []
         for g, fold in enumerate(groups):
             x, y = position[g]
-            fill = None
-            if colours is not None and modules is not None:
-                fill = colours.get(modules[fold.members[0]] or "", NO_MODULE_RGB)
-            item = NodeItem(g, fold, fold.time_ns / total if total else 0.0, QRectF(x, y, BOX_W, BOX_H), fill)
+            fill, module = None, modules[fold.members[0]] if modules is not None else None
+            if colours is not None:
+                fill = colours.get(module or "", NO_MODULE_RGB)
+            share = fold.time_ns / total if total else 0.0
+            item = NodeItem(g, fold, share, QRectF(x, y, BOX_W, BOX_H), fill, module)
             self.scene().addItem(item)
             self.items_by_group.append(item)
         self._edges(dag)

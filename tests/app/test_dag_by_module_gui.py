@@ -29,6 +29,8 @@ def test_the_linear_s_gemm_is_filled_in_its_module_s_colour_and_relu_is_not(wind
     (gemm,) = [title for title in fills if "gemm" in title]
     (relu,) = [title for title in fills if "elementwise" in title]
     assert fills[gemm] == module_rgb(0) and fills[relu] == NO_MODULE_RGB
+    tips = {i.title: i.toolTip() for i in window.dag_view.scene().items() if isinstance(i, NodeItem)}
+    assert "made inside module Linear_0" in tips[gemm] and "module" not in tips[relu]
     assert "Linear_0" in panel.legend.text() and "(not attributed)" in panel.legend.text()
     assert not panel.legend.isHidden()
     panel.colour_by.setCurrentText("time share")  # back to the heat fill, no legend
