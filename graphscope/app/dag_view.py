@@ -1,4 +1,5 @@
-"""The DAG view: a layered left-to-right drawing of a CUDA graph, nodes coloured by their share of time.
+"""The DAG view: a layered left-to-right drawing of a CUDA graph, nodes coloured by their share of time
+or (where the attribution knows it) by the nn.Module that made them, optionally folded by module.
 
 Chains of identical nodes are folded into one box (`Dag.fold`: "x1000"), so the seeds' 1000-node
 graph stays a handful of items. Live graphs are laid out in layers with crossings reduced
@@ -14,9 +15,9 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF, QWheelEvent
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView
 
-from graphscope.core.colours import kind_rgb
+from graphscope.core.colours import NO_MODULE_RGB, RGB, kind_rgb
 from graphscope.core.launch_config import format_dim
-from graphscope.core.units import format_bytes
+from graphscope.core.units import format_bytes, format_ns
 from graphscope.graph.layout import banded, layered
 from graphscope.graph.model import Dag, DagNode, Fold
 
@@ -51,19 +52,26 @@ def heat(share: float) -> QColor:
 
 
 class NodeItem(QGraphicsRectItem):
-    def __init__(self, group: int, fold: Fold, share: float, rect: QRectF) -> None:
+    def __init__(
+        self, group: int, fold: Fold, share: float, rect: QRectF, fill: RGB | None = None, module: str | None = None
+    ) -> None:
         super().__init__(rect)
         self.group, self.members = group, fold.nodes
         node = fold.first
-        self.setBrush(QBrush(heat(share) if node.duration_ns is not None else QColor(245, 247, 250)))
+        if fill is not None:  # coloured by module
+            self.setBrush(QBrush(QColor(*fill)))
+        else:
+            self.setBrush(QBrush(heat(share) if node.duration_ns is not None else QColor(245, 247, 250)))
         pen = QPen(QColor(*kind_rgb(node.type)), 2.0)  # the lanes' colour of its kind
         self.setPen(pen)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-        self.setToolTip(tooltip(node, len(fold), fold.median_ns))
-        self.title = fold.label
+        self.setToolTip(tooltip(node, len(fold), fold.median_ns, fold.module or module))
+        self.title = fold.module if fold.module is not None else fold.label  # the module first, where it folds
         self.duration = f"{fold.median_ns / 1e3:.1f} us" if fold.median_ns is not None else ""
         if node.detail.get("launched_by"):  # a library kernel: who launched it says more than its block
             self.subtitle = str(node.detail["launched_by"])
+        elif fold.module is not None:  # a module's run: how many nodes, and their GPU time over every replay
+            self.subtitle = f"{len(fold):,} nodes · {format_ns(fold.time_ns)}"
         elif node.block:
             self.subtitle = f"block {format_dim(node.block)} · grid {format_dim(node.grid)}"
         elif "bytes" in node.detail:  # a copy or memset: how much (and a copy's direction is in its title)
@@ -92,12 +100,15 @@ class NodeItem(QGraphicsRectItem):
         painter.drawText(bottom, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), subtitle)
 
 
-def tooltip(node: DagNode, folded: int, median_ns: float | None = None) -> str:
+def tooltip(node: DagNode, folded: int, median_ns: float | None = None, module: str | None = None) -> str:
     """Everything about a box, in full: name, type, launch configuration, site or why it is not tunable."""
-    lines = [
-        node.name,
-        f"{node.type} node {node.index}" + (f" (and {folded - 1} identical ones after it)" if folded > 1 else ""),
-    ]
+    if module is not None and folded > 1:
+        lines = [f"module {module}", f"{folded} nodes made inside it, from {node.type} node {node.index}: {node.name}"]
+    else:
+        after = f" (and {folded - 1} identical ones after it)" if folded > 1 else ""
+        lines = [node.name, f"{node.type} node {node.index}{after}"]
+        if module is not None:
+            lines.append(f"made inside module {module} during capture")
     if node.detail.get("launched_by"):
         lines.append(f"launched by {node.detail['launched_by']}")
     if node.detail.get("full_name"):
@@ -146,17 +157,30 @@ class DagView(QGraphicsView):
         if not self._fitted:  # drawn while the dock was hidden: fit now that it has a size
             self.fit()
 
-    def show_dag(self, dag: Dag) -> None:
+    def show_dag(
+        self,
+        dag: Dag,
+        modules: list[str | None] | None = None,
+        colours: dict[str, RGB] | None = None,
+        fold_modules: bool = False,
+    ) -> None:
+        """Draw `dag`; with `colours` (module -> fill) each node whose module (`modules`, one per node) is
+        known is filled in its module's colour, others in NO_MODULE_RGB; with `fold_modules` consecutive
+        nodes of one module are one box."""
         self.scene().clear()
         self.dag = dag
-        groups = dag.fold()
+        groups = dag.fold(modules=modules if fold_modules else None)
         self.group_of = {member: g for g, fold in enumerate(groups) for member in fold.members}
         total = dag.total_time_ns()
         position = self._positions(dag, groups)
         self.items_by_group = []
         for g, fold in enumerate(groups):
             x, y = position[g]
-            item = NodeItem(g, fold, fold.time_ns / total if total else 0.0, QRectF(x, y, BOX_W, BOX_H))
+            fill, module = None, modules[fold.members[0]] if modules is not None else None
+            if colours is not None:
+                fill = colours.get(module or "", NO_MODULE_RGB)
+            share = fold.time_ns / total if total else 0.0
+            item = NodeItem(g, fold, share, QRectF(x, y, BOX_W, BOX_H), fill, module)
             self.scene().addItem(item)
             self.items_by_group.append(item)
         self._edges(dag)

@@ -374,7 +374,7 @@ class MainWindow(QMainWindow, OtherWindows):
             return
         self.task = None
         self._show_view(document.view)
-        self.graph_panel.show_trace_dags(document.dags, document.trace.info.graph_trace_mode)
+        self.graph_panel.show_trace_dags(document.dags, document.trace.info.graph_trace_mode, document.trace)
         self._show_idle_details(self.current_view.summary)
         if self.preload is not None:
             self.preload.cancel()
@@ -446,7 +446,7 @@ class MainWindow(QMainWindow, OtherWindows):
             self._show_idle_details(view.summary)
         elif self.details_event is not None and self.details_event[0] == NVTX:  # the range that scoped
             self._describe_event(*self.details_event)
-        self.stats.set_stats(view.stats, document.trace.symbols)
+        self.stats.set_stats(view.stats, document.trace.symbols, document.trace)
         self.histograms.show_values(view.latency_ns, view.duration_ns)
         self.timeline.set_scope(view.scope)
         self.scope_banner.setText(scope_banner(view, document))

@@ -91,3 +91,27 @@ _BY_NAME = {
     **{kind.noun: kind for kind in Activity if kind.table},
     **{kind.table: kind for kind in Activity if kind.table},
 }
+
+
+# the DAG's fill by nn.Module (Graph panel, colour by module): light, so a box's text reads on any of them
+# (dag_view.ink_on picks near black on all twelve); modules take them by rank of replay GPU time, cycling
+MODULE_PALETTE: tuple[RGB, ...] = (
+    (174, 199, 232),
+    (255, 187, 120),
+    (152, 223, 138),
+    (255, 152, 150),
+    (197, 176, 213),
+    (196, 156, 148),
+    (247, 182, 210),
+    (219, 219, 141),
+    (158, 218, 229),
+    (253, 208, 162),
+    (161, 217, 155),
+    (188, 189, 220),
+)
+NO_MODULE_RGB: RGB = (214, 214, 218)  # a node no module is known for: grey, apart from the heat fill's white
+
+
+def module_rgb(rank: int) -> RGB:
+    """The fill of the module ranked `rank` (0: most replay GPU time)."""
+    return MODULE_PALETTE[rank % len(MODULE_PALETTE)]

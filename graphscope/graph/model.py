@@ -6,6 +6,7 @@ Built from a live captured graph (graph/live.py, in the workload child) or from 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
@@ -108,25 +109,40 @@ class Dag:
     def kernel_nodes(self) -> list[DagNode]:
         return [n for n in self.nodes if n.type == "kernel"]
 
-    def fold(self, at: int = FOLD_AT) -> list[Fold]:
+    def fold(self, at: int = FOLD_AT, modules: Sequence[str | None] | None = None) -> list[Fold]:
         """The DAG as every face shows it: runs of `at` or more identical nodes (`DagNode.same_as`) along
         a chain, or in capture order when edges are unknown, become one group; every other node is a
-        group of its own. Groups come in chain order; each lists positions in `nodes`."""
+        group of its own. Groups come in chain order; each lists positions in `nodes`.
+
+        With `modules` (one per node: the nn.Module that made it, None where unknown), consecutive nodes
+        of one module on one stream become one group whatever their kernels (two or more); nodes of no
+        known module fold as above."""
         chains = self.chains() if self.edges_known else [list(range(len(self.nodes)))]
         groups: list[Fold] = []
         for chain in chains:
             start = 0
             while start < len(chain):
+                module = modules[chain[start]] if modules is not None else None
                 end = start
-                while end + 1 < len(chain) and self.nodes[chain[start]].same_as(self.nodes[chain[end + 1]]):
+                while end + 1 < len(chain) and self._joins(chain[start], chain[end + 1], module, modules):
                     end += 1
                 run = chain[start : end + 1]
-                if len(run) >= at:
+                if module is not None and len(run) >= 2:
+                    groups.append(Fold(self, run, module))
+                elif len(run) >= at:
                     groups.append(Fold(self, run))
                 else:
                     groups.extend(Fold(self, [member]) for member in run)
                 start = end + 1
         return groups
+
+    def _joins(self, first: int, next_: int, module: str | None, modules: Sequence[str | None] | None) -> bool:
+        """Whether node `next_` continues the run that `first` starts (same module, or identical)."""
+        if module is not None and modules is not None:
+            return modules[next_] == module and self.nodes[next_].stream == self.nodes[first].stream
+        if modules is not None and modules[next_] is not None:
+            return False  # a node of a known module starts its own run
+        return self.nodes[first].same_as(self.nodes[next_])
 
     def total_time_ns(self) -> float:
         """GPU time of every node over every launch the durations summarise (0 without durations)."""
@@ -157,10 +173,12 @@ class Dag:
 
 @dataclass(frozen=True)
 class Fold:
-    """One box of a folded DAG: `members` are positions in `dag.nodes` (one, or a run of identical nodes)."""
+    """One box of a folded DAG: `members` are positions in `dag.nodes` (one, a run of identical nodes, or
+    with `module` a run of nodes that module made)."""
 
     dag: Dag
     members: list[int]
+    module: str | None = None
 
     @property
     def first(self) -> DagNode:
@@ -175,6 +193,8 @@ class Fold:
 
     @property
     def label(self) -> str:
+        if self.module is not None:
+            return f"{self.module} · {len(self)} nodes"
         return self.first.name if len(self) == 1 else f"{self.first.name} x{len(self)}"
 
     @property
