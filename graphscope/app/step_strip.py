@@ -10,8 +10,9 @@ import pyqtgraph as pg
 from graphscope.app.timeline import TimelineView
 from graphscope.app.timeline_items import LaneAxis
 from graphscope.app.workers import Task, start_behind
+from graphscope.core.colours import SEAM_COLOUR
 from graphscope.view.document import TraceDocument
-from graphscope.view.step_strip import SEAM_COLOUR, StepStrip, step_strip
+from graphscope.view.step_strip import StepStrip, step_strip
 
 HEIGHT = 18  # px
 

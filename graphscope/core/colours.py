@@ -10,6 +10,7 @@ it: all read this module, so a memcpy is the same green everywhere (before, the 
 from __future__ import annotations
 
 from graphscope.core.events import Activity, ApiKind
+from graphscope.core.rules import MODE_EAGER, MODE_FULL, MODE_IDLE, MODE_MIXED, MODE_PIECEWISE
 
 RGB = tuple[int, int, int]
 
@@ -115,3 +116,14 @@ NO_MODULE_RGB: RGB = (214, 214, 218)  # a node no module is known for: grey, apa
 def module_rgb(rank: int) -> RGB:
     """The fill of the module ranked `rank` (0: most replay GPU time)."""
     return MODULE_PALETTE[rank % len(MODULE_PALETTE)]
+
+
+
+MODE_COLOURS: dict[str, tuple[int, int, int]] = {  # a step's graph mode (core.rules.STEP_MODES): the step strip
+    MODE_FULL: (46, 160, 67),  # green: the whole step replayed
+    MODE_PIECEWISE: (66, 133, 244),  # blue: graphs with eager islands between them
+    MODE_MIXED: (251, 188, 4),  # amber: graphs hold under GRAPH_BODY_SHARE of the step's GPU time
+    MODE_EAGER: (234, 67, 53),  # red: no graph launch at all
+    MODE_IDLE: (189, 189, 189),  # grey: no GPU work
+}
+SEAM_COLOUR = (0, 0, 0, 90)  # dark, translucent: a seam shaded over its step's colour

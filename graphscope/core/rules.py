@@ -155,3 +155,8 @@ program: the seeds' eager_N before graph_N) when it overlaps none of them and la
 trace's GPU busy time (analysis/anatomy.py). Measured on the shipped traces: the seeds' eager_* 40-41% and
 graph_* 43-44%, the fork-join's eager_* 34%; per-operation ranges of a benchmark (extra-p's
 'main->test_max_par->phase->kernel*' and its copies) 9% or less."""
+
+
+MAX_BATCH_SIZE = 2**31 - 1
+"""The largest batch size a request or a stored plan may name (a CUDA grid dimension's limit; any real batch
+is far below)."""

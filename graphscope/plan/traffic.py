@@ -10,11 +10,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from graphscope.core.errors import BadInputError
+from graphscope.core.rules import MAX_BATCH_SIZE
 
 _SIZE_IN_NAME = re.compile(r"(?:bs|batch|size)\D{0,3}(\d+)", re.IGNORECASE)
 TRACE_SUFFIXES = (".sqlite", ".nsys-rep", ".json", ".gz")
-MAX_SIZE = 2**31 - 1
-"""The largest batch size a request may name (a CUDA grid dimension's limit; any real batch is far below)."""
+MAX_SIZE = MAX_BATCH_SIZE  # core/rules.py says why
 MAX_WEIGHT = 1e15
 """The largest count (or relative weight) one line may give: a quadrillion requests. Above it the sums the
 planner forms can overflow (two weights of 1e308 add to infinity, and every share becomes 0)."""

@@ -176,7 +176,7 @@ class StoredPlan(StoredNumber):
     prefix: ClassVar[str] = "plan:"
 
     def load(self, session: Path | None) -> dict[str, Any]:
-        from graphscope.plan.stored import check_plan
+        from graphscope.store.plan_record import check_plan
 
         found = self._stored(session, "plan", "plan")
         check_plan(found, self.text)  # an edited or damaged record: one line, never a traceback

@@ -400,7 +400,7 @@ class SessionStore:
         found = list(self.db.table("plans").rows_where("id = ?", [plan_id]))
         if not found:
             return None
-        try:  # a record edited or damaged in the file: one line (plan/stored.py checks the rest)
+        try:  # a record edited or damaged in the file: one line (store/plan_record.py checks the rest)
             record = json.loads(found[0]["data"])
         except (KeyError, TypeError, ValueError, RecursionError):
             record = None

@@ -16,16 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphscope.analysis.anatomy import anatomy, is_graph_work
-from graphscope.core.rules import MODE_EAGER, MODE_FULL, MODE_IDLE, MODE_MIXED, MODE_PIECEWISE, STEP_MODES
-
-MODE_COLOURS: dict[str, tuple[int, int, int]] = {
-    MODE_FULL: (46, 160, 67),  # green: the whole step replayed
-    MODE_PIECEWISE: (66, 133, 244),  # blue: graphs with eager islands between them
-    MODE_MIXED: (251, 188, 4),  # amber: graphs hold under GRAPH_BODY_SHARE of the step's GPU time
-    MODE_EAGER: (234, 67, 53),  # red: no graph launch at all
-    MODE_IDLE: (189, 189, 189),  # grey: no GPU work
-}
-SEAM_COLOUR = (0, 0, 0, 90)  # dark, translucent: shaded over the step's colour
+from graphscope.core.colours import MODE_COLOURS
+from graphscope.core.rules import STEP_MODES
+from graphscope.view.time_origin import x_of
 
 
 @dataclass
@@ -74,8 +67,8 @@ def step_strip(trace, analysis, origin: int = 0) -> StepStrip | None:
     at = np.where(call >= 0, api_start[np.maximum(call, 0)] if len(api_start) else 0, start)
     seams = seam_spans(step_start, step_end, at, start, end, graph)
     return StepStrip(
-        step_start - origin, step_end - origin, np.asarray(steps.mode, np.int8), found.names,
-        seams[0] - origin, seams[1] - origin, seams[2],
+        x_of(step_start, origin), x_of(step_end, origin), np.asarray(steps.mode, np.int8), found.names,
+        x_of(seams[0], origin), x_of(seams[1], origin), seams[2],
     )  # fmt: skip
 
 

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from graphscope.cli import main
-from graphscope.plan.stored import check_plan
+from graphscope.store.plan_record import check_plan
 from tests.plan.test_plan_command import workload  # noqa: F401 (the fixture: recorded measurements)
 
 

@@ -10,9 +10,10 @@ import numpy as np
 
 from graphscope.analysis.anatomy import anatomy
 from graphscope.analysis.summary import analyze
+from graphscope.core.colours import MODE_COLOURS
 from graphscope.core.rules import MODE_EAGER, MODE_FULL, STEP_MODES
 from graphscope.trace import load_trace
-from graphscope.view.step_strip import MODE_COLOURS, step_strip
+from graphscope.view.step_strip import step_strip
 from tests.conftest import DATA
 from tests.ranks.helpers import graph_ranks
 
@@ -59,12 +60,12 @@ def test_steps_take_their_mode_colour_and_seams_match_a_plain_reading(tmp_path):
 def test_a_piecewise_trace_has_its_seams_where_the_anatomy_counts_them():
     trace = load_trace(DATA / "kineto" / "hta__rank0_of_16_graph_launches.json.gz")
     analysis = analyze(trace)
-    origin = 1_000
+    origin = int(trace.span()[0])  # the layout's origin: timeline x stays exact (view/time_origin.py)
     strip = step_strip(trace, analysis, origin)
     found = anatomy(trace, analysis.work, analysis.graphs, analysis.launches)
     idle = np.bincount(strip.seam_step, weights=strip.seam_end - strip.seam_start, minlength=len(strip))
     assert np.array_equal(idle.astype(np.int64), found.steps.seam_ns) and found.steps.seam_ns.sum() > 0
-    assert np.array_equal(strip.start + origin, found.steps.start) and "piecewise" in found.modes
+    assert np.array_equal(strip.start.astype(np.int64) + origin, found.steps.start) and "piecewise" in found.modes
     assert (strip.seam_end > strip.seam_start).all()
 
 

@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from graphscope.core.errors import BadInputError
-from graphscope.plan.traffic import MAX_SIZE
+from graphscope.core.rules import MAX_BATCH_SIZE as MAX_SIZE
 
 MAX_QUANTITY = 2.0**63
 """The largest time (ns) or size (bytes) a record may hold: an int64's range, 292 years or 8 EiB."""
