@@ -69,9 +69,9 @@ class StepStripWidget(pg.PlotWidget):
         self.task = None
         self.strip = strip
         self.setVisible(strip is not None and len(strip) > 0)
-        if not self.isVisible():
+        if strip is None or not self.isVisible():
             return
-        s = self.strip
+        s = strip
         steps = pg.BarGraphItem(
             x0=s.start.astype(np.float64), x1=s.end.astype(np.float64), y0=0.0, y1=1.0,
             brushes=[pg.mkBrush(*c) for c in s.colours()], pens=[pg.mkPen(255, 255, 255)] * len(s),

@@ -45,7 +45,9 @@ def job_modes(rows: list[dict[str, Any]], ranks: list[dict[str, Any]]) -> dict[s
     """The job's `graph_modes` (docs/json.md); each of `ranks` (the combined job's rows) gets `graph_mode`
     (its usual mode), `step_modes` ({mode: steps}) and `mode_changes` (how many steps changed mode).
     None when no rank's file has steps."""
-    found = {(r["path"], r.get("unit")): r.get("graph_modes") for r in rows}
+    found: dict[tuple[Any, Any], dict[str, Any]] = {
+        (r["path"], r.get("unit")): r.get("graph_modes") or {} for r in rows
+    }
     seen: Counter[str] = Counter()
     for rank in ranks:
         modes = found.get((rank["path"], rank.get("unit")))

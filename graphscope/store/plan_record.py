@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, NoReturn
 
 from graphscope.core.errors import BadInputError
 from graphscope.core.rules import MAX_BATCH_SIZE as MAX_SIZE
@@ -38,7 +38,7 @@ def plan_record(text: Any, where: str) -> dict[str, Any]:
 def check_plan(record: Any, where: str) -> None:
     """Refuse (BadInputError) a record that is not a plan graphscope could have stored."""
 
-    def refuse(what: str) -> None:
+    def refuse(what: str) -> NoReturn:
         raise BadInputError(f"{where}: the stored plan is damaged ({what})")
 
     if not isinstance(record, dict):
@@ -47,7 +47,9 @@ def check_plan(record: Any, where: str) -> None:
     if absent:
         refuse(f"no {', '.join(absent)}")
     measurements = record.get("measurements")
-    sizes = measurements.get("sizes") if isinstance(measurements, dict) else None
+    if not isinstance(measurements, dict):
+        refuse("no measured sizes")
+    sizes = measurements.get("sizes")
     if not isinstance(sizes, list) or not sizes or not all(isinstance(s, dict) for s in sizes):
         refuse("no measured sizes")
     for number, measured in enumerate(sizes, 1):
