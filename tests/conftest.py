@@ -24,6 +24,19 @@ FORKJOIN = DATA / "h200_forkjoin_node.sqlite"
 TORCH_MLP = DATA / "h200_torch_mlp_node.sqlite"
 
 
+def union_ns(intervals) -> int:
+    """The time a set of (start, end) intervals covers, by a plain loop: the second way busy time is checked."""
+    total, reach = 0, None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
 @pytest.fixture(autouse=True)
 def _cache_switch_restored():
     """`main([..., "--no-cache"])` sets GRAPHSCOPE_NO_CACHE for its process (children and background loads

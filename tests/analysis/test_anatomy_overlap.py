@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from graphscope.cli import main
+from tests.conftest import union_ns
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 US = 1000
@@ -21,16 +22,6 @@ def _summary(path: Path, capsys) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def _union(pairs) -> int:
-    total, reach = 0, None
-    for start, end in sorted(pairs):
-        if reach is None or start > reach:
-            total += end - start
-            reach = end
-        elif end > reach:
-            total += end - reach
-            reach = end
-    return total
 
 
 def test_pdl_overlap_on_a_made_kineto_trace(tmp_path, capsys):
@@ -86,7 +77,7 @@ def test_an_export_mutated_to_overlap(tmp_path, capsys):
     }
     assert s["warnings"] == baseline["warnings"]
     (gpu,) = s["gpu"]
-    assert gpu["busy_ns"] == _union(spans)
+    assert gpu["busy_ns"] == union_ns(spans)
     assert gpu["busy_ns"] + gpu["host_wait_idle_ns"] + gpu["other_idle_ns"] == s["span_ns"]
     assert s["kernels"]["count"] == baseline["kernels"]["count"]
 

@@ -31,7 +31,7 @@ from graphscope.core.rules import BLOCKED_FACTOR, BLOCKED_MIN_NS, GPU_BOUND_HOST
 from graphscope.report.summary_text import render_summary
 from graphscope.trace import load_trace
 from graphscope.trace.schema import classify_api
-from tests.conftest import H200_NODE
+from tests.conftest import H200_NODE, union_ns
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "counting.md"
 RUNTIME, KERNEL = "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -78,7 +78,7 @@ def test_the_seed_trace_counts_its_capture_apart_by_sql():
         f"SELECT k.start, k.end FROM {KERNEL} k WHERE k.correlationId NOT IN "
         f"(SELECT correlationId FROM {RUNTIME} WHERE rowid IN ({','.join(map(str, one_off))})) ORDER BY k.start"
     ).fetchall()
-    busy = _union(kernels)
+    busy = union_ns(kernels)
     conn.close()
 
     summary = summarize(load_trace(H200_NODE))
@@ -379,13 +379,3 @@ def test_counting_md_lists_every_launch_name_the_code_counts():
     assert classify_api("hipLaunchCooperativeKernel") != ApiKind.KERNEL_LAUNCH  # a name not listed does not
 
 
-def _union(intervals: list[tuple[int, int]]) -> int:
-    total, reach = 0, None
-    for start, end in sorted(intervals):
-        if reach is None or start > reach:
-            total += end - start
-            reach = end
-        elif end > reach:
-            total += end - reach
-            reach = end
-    return total

@@ -15,7 +15,7 @@ from graphscope.analysis.summary import summarize
 from graphscope.cli import main
 from graphscope.core.errors import NotAnExportError
 from graphscope.trace import load_trace
-from tests.conftest import DATA, H200_NODE
+from tests.conftest import DATA, H200_NODE, union_ns
 
 KINETO = DATA / "kineto"
 GRAPH_REPLAY = KINETO / "hta__trace_diff_test_graph_replay.json.gz"
@@ -45,19 +45,9 @@ def plain(path: Path) -> dict:
         for e in events
         if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and e["args"].get("correlation") in launches
     )
-    return {**kinds, "graph_launches": len(launches), "graph_work": graph_work, "busy": _union(busy)}
+    return {**kinds, "graph_launches": len(launches), "graph_work": graph_work, "busy": union_ns(busy)}
 
 
-def _union(intervals):
-    total, reach = 0, None
-    for start, end in sorted(intervals):
-        if reach is None or start > reach:
-            total += end - start
-            reach = end
-        elif end > reach:
-            total += end - reach
-            reach = end
-    return total
 
 
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name.split("__")[-1][:30])
