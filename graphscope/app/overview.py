@@ -36,24 +36,31 @@ def busy_columns(document: TraceDocument, columns: int = COLUMNS) -> tuple[np.nd
     return edges, share
 
 
+
+def bare_strip(widget: pg.PlotWidget, height: int) -> pg.ViewBox:
+    """Make `widget` a strip above the lanes: `height` px, no axes, buttons or menu, a left margin as wide
+    as the lane names (so its x lines up with the timeline's), the mouse left to the strip's own handlers."""
+    widget.setFixedHeight(height)
+    plot = widget.getPlotItem()
+    plot.hideAxis("bottom")
+    margin = plot.getAxis("left")
+    margin.setWidth(LaneAxis.WIDTH)
+    margin.setStyle(showValues=False, tickLength=0)
+    margin.setPen(pg.mkPen(None))
+    plot.hideButtons()
+    plot.setMenuEnabled(False)
+    plot.setContentsMargins(0, 0, 0, 0)
+    view = plot.getViewBox()
+    view.setMouseEnabled(x=False, y=False)
+    return view
+
 class Overview(pg.PlotWidget):
     """The strip above the timeline; hidden until a document with something to draw is shown."""
 
     def __init__(self, timeline: TimelineView) -> None:
         super().__init__(background="w")
         self.timeline = timeline
-        self.setFixedHeight(HEIGHT)
-        plot = self.getPlotItem()
-        plot.hideAxis("bottom")
-        margin = plot.getAxis("left")  # as wide as the lane names: the strip's x lines up with the timeline's
-        margin.setWidth(LaneAxis.WIDTH)
-        margin.setStyle(showValues=False, tickLength=0)
-        margin.setPen(pg.mkPen(None))
-        plot.hideButtons()
-        plot.setMenuEnabled(False)
-        plot.setContentsMargins(0, 0, 0, 0)
-        self.view = plot.getViewBox()
-        self.view.setMouseEnabled(x=False, y=False)
+        self.view = bare_strip(self, HEIGHT)
         self.curve = pg.PlotDataItem(stepMode="center", fillLevel=0, brush=BUSY_BRUSH, pen=None)
         self.region = pg.LinearRegionItem(brush=WINDOW_BRUSH, pen=pg.mkPen((200, 130, 0), width=1.5))
         self.region.setZValue(10)

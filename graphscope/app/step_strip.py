@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
+from graphscope.app.overview import bare_strip
 from graphscope.app.timeline import TimelineView
-from graphscope.app.timeline_items import LaneAxis
 from graphscope.app.workers import Task, start_behind
 from graphscope.core.colours import SEAM_COLOUR
 from graphscope.view.document import TraceDocument
@@ -22,18 +22,7 @@ class StepStripWidget(pg.PlotWidget):
 
     def __init__(self, timeline: TimelineView) -> None:
         super().__init__(background="w")
-        self.setFixedHeight(HEIGHT)
-        plot = self.getPlotItem()
-        plot.hideAxis("bottom")
-        margin = plot.getAxis("left")  # as wide as the lane names: x lines up with the timeline's
-        margin.setWidth(LaneAxis.WIDTH)
-        margin.setStyle(showValues=False, tickLength=0)
-        margin.setPen(pg.mkPen(None))
-        plot.hideButtons()
-        plot.setMenuEnabled(False)
-        plot.setContentsMargins(0, 0, 0, 0)
-        self.view = plot.getViewBox()
-        self.view.setMouseEnabled(x=False, y=False)
+        self.view = bare_strip(self, HEIGHT)
         self.view.setXLink(timeline.view)
         self.view.setYRange(0, 1, padding=0)
         self.strip: StepStrip | None = None

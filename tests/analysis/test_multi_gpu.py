@@ -11,7 +11,7 @@ import pytest
 from graphscope.analysis.summary import analyze, summarize
 from graphscope.trace.reader import load_trace
 from graphscope.view.layout import build_layout
-from tests.conftest import DATA
+from tests.conftest import DATA, union_ns
 
 
 @pytest.fixture(scope="module")
@@ -35,15 +35,7 @@ def _busy_by_sql(path, device: int) -> int:
         rows = db.execute(
             "SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = ? ORDER BY start", [device]
         ).fetchall()
-    busy, reach = 0, None
-    for start, end in rows:
-        if reach is None or start > reach:
-            busy += end - start
-            reach = end
-        elif end > reach:
-            busy += end - reach
-            reach = end
-    return busy
+    return union_ns(rows)
 
 
 def test_each_gpu_gets_its_lanes_busy_time_and_launch_verdict(two_gpus):
