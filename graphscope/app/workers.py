@@ -10,7 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from graphscope.core.errors import Cancelled, GraphscopeError
+from graphscope.core.errors import Cancelled, GraphscopeError, one_line
 from graphscope.core.process import lower_this_threads_priority
 from graphscope.core.progress import CancelToken
 
@@ -52,14 +52,8 @@ class Task(QRunnable):
             result = self.work(*self.args, **self.kwargs, progress=self.signals.progressed.emit, cancel=self.token)
         except Cancelled:
             self.signals.cancelled.emit()
-        except GraphscopeError as exc:
-            self.signals.failed.emit(exc.message)
-        except MemoryError:
-            self.signals.failed.emit("not enough memory for this file")
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a damaged file, not a bug: one line
-            self.signals.failed.emit(f"the file cannot be read as an export ({' '.join(str(exc).split())})")
-        except OSError as exc:
-            self.signals.failed.emit(f"{exc.filename or 'the file'}: {exc.strerror or exc}")
+        except (GraphscopeError, MemoryError, sqlite3.DatabaseError, UnicodeDecodeError, OSError) as exc:
+            self.signals.failed.emit(one_line(exc) or repr(exc))  # the CLI's one line (core/errors.py)
         except Exception as exc:  # a bug: keep the window alive and say so
             if isinstance(exc, RuntimeError) and "Signal source has been deleted" in str(exc):
                 return  # the window went away while the work ran (its progress had nowhere to go)

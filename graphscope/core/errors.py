@@ -57,3 +57,21 @@ class Cancelled(GraphscopeError):
 
     def __init__(self, message: str = "cancelled by the user") -> None:
         super().__init__(message)
+
+
+def one_line(exc: BaseException, nameless: str = "the file") -> str | None:
+    """What went wrong, in the one line every face shows (the CLI on stderr, the GUI's workers in the
+    window), for a failure the user can act on; None for anything else (a bug). `nameless`: what an
+    OS error without a file name is about."""
+    import sqlite3
+
+    if isinstance(exc, GraphscopeError):
+        return exc.message
+    if isinstance(exc, MemoryError):
+        return "not enough memory for this file"
+    if isinstance(exc, (sqlite3.DatabaseError, UnicodeDecodeError)):  # a damaged file, not a bug
+        return f"the file cannot be read as an export ({' '.join(str(exc).split())})"
+    if isinstance(exc, OSError):
+        where = exc.filename or nameless
+        return f"{where}: {exc.strerror or exc}" if where else str(exc.strerror or exc)
+    return None

@@ -10,16 +10,18 @@ runs the same kernel with the same configuration are the same row.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from graphscope.analysis.accounting import Timeline
-from graphscope.analysis.graphs import node_durations
+from graphscope.analysis.graphs import node_activities, node_durations
 from graphscope.analysis.kernel_stats import distinct_groups, kernel_identity
 from graphscope.analysis.scope import Scope, ScopedRows, scoped_rows
 from graphscope.analysis.steady import submission_ns
 from graphscope.analysis.summary import TraceAnalysis, nodes_in, summarize
+from graphscope.core.errors import BadInputError
 from graphscope.core.events import Activity, ApiKind
 from graphscope.core.stats import describe
 from graphscope.core.symbols import elide
@@ -128,7 +130,7 @@ def trace_side(trace: Trace, analysis: TraceAnalysis, scope: Scope | None, label
 def _modules(trace: Trace) -> list[dict[str, Any]]:
     """Every replay's graph time by the nn.Module that made each node (analysis/capture_ops.py), where
     the trace holds node-level graph work and its capture tells modules; else none."""
-    if not any(len(t) and bool((t.graph_node >= 0).any()) for t in (trace.kernels, trace.memcpy, trace.memset)):
+    if not trace.has_node_work:
         return []
     from graphscope.analysis.capture_ops import attribute
 
@@ -248,6 +250,21 @@ def trace_dags(trace: Trace, nodes: Table) -> list[Dag]:
     if not len(durations):
         return []
     return dags_from_trace(durations, trace.symbols, trace.graph_nodes.node[trace.graph_nodes.original_node >= 0])
+
+
+def dags_of_file(path: Path) -> list[Dag]:
+    """The DAGs of a node-mode trace file (`graphscope dag TRACE`); refused where it holds no node work."""
+    from graphscope.trace import load_trace
+
+    trace = load_trace(path)
+    dags = trace_dags(trace, node_activities(trace))
+    if not dags:
+        mode = trace.info.graph_trace_mode or "no graph tracing"
+        raise BadInputError(
+            f"{path}: no graph node activity in this trace ({mode}); capture with "
+            "`nsys profile --cuda-graph-trace=node` to see graph nodes"
+        )
+    return dags
 
 
 def _dag(trace: Trace, analysis: TraceAnalysis, rows: ScopedRows | None) -> Dag | None:

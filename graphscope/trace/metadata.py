@@ -43,7 +43,7 @@ def infer_graph_mode(trace: Trace) -> str | None:
         return recorded
     if len(trace.graph_launches):
         return "graph"
-    if any((table.graph_node >= 0).any() for table in trace.gpu_tables().values() if len(table)):
+    if trace.has_node_work:
         return "node"
     return None
 

@@ -84,6 +84,11 @@ class Trace:
         """GPU activity tables by kind (the ones that occupy a stream)."""
         return {kind.noun: getattr(self, kind.table) for kind in NODE_WORK}
 
+    @property
+    def has_node_work(self) -> bool:
+        """Does any replayed graph work carry node ids (node-level tracing)? Only then can nodes be attributed."""
+        return any(bool((table.graph_node >= 0).any()) for table in self.gpu_tables().values() if len(table))
+
     def span(self) -> tuple[int, int]:
         """First start and last end over every timed event (0, 0 for an empty trace)."""
         starts, ends = [], []
