@@ -37,7 +37,7 @@ if [ "$what" = measure ] || [ "$what" = all ]; then
   db="$OUT/session.sqlite"
   for example in seed_vecadd forkjoin transformer_step decoder_step torch_block; do
     gs run "examples/$example.py" --reps 30 --session "$db" --json > "$OUT/run_$example.json" 2>"$OUT/run_$example.txt"
-    python3 -c "import json, sys; from graphscope.report.run_text import render_run; \
+    python3 -c "import json, sys; from graphscope.text.run import render_run; \
 print(render_run(json.load(open(sys.argv[1]))))" "$OUT/run_$example.json" >> "$OUT/run_$example.txt"
     tail -12 "$OUT/run_$example.txt"
   done

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 from graphscope.core.colours import PALETTE, kind_rgb
 from graphscope.core.events import Activity, ApiKind
 from graphscope.core.units import format_bytes, format_ns
-from graphscope.report.summary_text import active_phrase, launch_rows
+from graphscope.text.summary import active_phrase, launch_rows
 from graphscope.view.describe import Fields
 
 

@@ -40,7 +40,7 @@ from graphscope.core.rules import PLAN_EXPECTED
 from graphscope.plan.snippets import ENGINES, engine_snippet
 from graphscope.report.plan_report import COLUMNS as PER_SIZE_COLUMNS
 from graphscope.report.plan_report import per_size_cells
-from graphscope.report.plan_text import under_rule_lines
+from graphscope.text.plan import under_rule_lines
 
 COLUMNS = (*PER_SIZE_COLUMNS, "captured")
 CHOSEN = QColor(214, 234, 248)

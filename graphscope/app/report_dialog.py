@@ -80,7 +80,7 @@ def export_report(parent: QWidget, build: Callable[[], tuple[dict[str, Any], dic
 
 def export_perfetto(parent: QWidget, trace: Any, analysis: Any, status: Callable[[str], None]) -> Task | None:
     """Ask where, then write the trace-event JSON in the background."""
-    from graphscope.report.perfetto import write_perfetto
+    from graphscope.export.perfetto import write_perfetto
 
     chosen, _ = QFileDialog.getSaveFileName(
         parent, "Export as Perfetto trace", "trace.json", "Trace-event JSON (*.json)"

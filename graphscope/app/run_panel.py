@@ -27,7 +27,7 @@ from graphscope.app.task_panel import TaskPanel
 from graphscope.app.workers import Task
 from graphscope.core.progress import CancelToken, ProgressCallback
 from graphscope.core.units import format_ns
-from graphscope.report.run_text import own_cost_line
+from graphscope.text.run import own_cost_line
 from graphscope.workload.record import run_and_record
 from graphscope.workload.runner import MODES
 

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from graphscope.core.errors import BadInputError
     from graphscope.graph.export import to_dot
     from graphscope.graph.model import Dag
-    from graphscope.report.tune_text import render_dag
+    from graphscope.text.tune import render_dag
 
     if not args.target.exists():
         raise BadInputError(f"{args.target}: no such file")
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         with WorkloadSession(args.target, config, args.timeout) as session:
             dags = [(Dag.from_json(session.request("dag")), f"live capture of {args.target.name}")]
     else:
-        from graphscope.report.sides import dags_of_file
+        from graphscope.export.dags import dags_of_file
 
         dags = [(dag, f"trace {args.target.name}") for dag in dags_of_file(args.target)]
     for dag, title in dags:

@@ -22,7 +22,7 @@ def add(sub: Any) -> None:
 @one_shot
 def run(args: argparse.Namespace) -> int:
     from graphscope.core.errors import BadInputError
-    from graphscope.report.perfetto_file import export_file
+    from graphscope.export.perfetto_file import export_file
 
     if not args.output.name.lower().endswith((".json", ".json.gz")):
         raise BadInputError(f"{args.output}: the export is trace-event JSON; name a .json (or .json.gz) file")

@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
     from graphscope.plan.runner import measure, plan_and_record
     from graphscope.plan.sizes_text import DEFAULT_LIKE, parse_sizes
     from graphscope.plan.traffic import read_traffic
-    from graphscope.report.plan_text import render_plan
     from graphscope.store.recorder import Recorder
+    from graphscope.text.plan import render_plan
 
     memory = parse_bytes(args.memory) if args.memory else None
     startup = parse_startup(args.startup) if args.startup else None

@@ -36,8 +36,8 @@ def run(args: argparse.Namespace) -> int:
 
     from graphscope.core.errors import BadInputError, NoGpuError, ToolMissingError, WorkloadError
     from graphscope.core.launch_config import LaunchConfig
-    from graphscope.report.run_text import render_run
     from graphscope.store.recorder import Recorder
+    from graphscope.text.run import render_run
     from graphscope.workload.record import run_and_record
     from graphscope.workload.runner import MODES
 

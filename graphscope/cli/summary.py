@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         print(kept)
         return 0
     from graphscope.analysis.summary_file import summary_of_file
-    from graphscope.report.summary_text import render_summary
+    from graphscope.text.summary import render_summary
 
     summary = summary_of_file(
         path, args.top, args.range, args.nvtx, args.whole_trace, args.by_nvtx, args.capture, args.stacks
@@ -79,7 +79,7 @@ def _summary_of_ranks(paths: list[Path], args: argparse.Namespace) -> int:
     """A job's rank traces as one: per rank on Dask, then the skew and stragglers across them."""
     from graphscope.core.errors import BadInputError
     from graphscope.ranks.job import analyse_job
-    from graphscope.report.ranks_text import render_ranks
+    from graphscope.text.ranks import render_ranks
 
     if args.workers is not None and args.workers < 1:
         raise BadInputError("--workers needs at least one worker")

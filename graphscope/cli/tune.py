@@ -55,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
 
     from graphscope.core.errors import BadInputError, ToolMissingError
     from graphscope.core.launch_config import LaunchConfig, parse_block
-    from graphscope.report.tune_text import render_tuning
     from graphscope.store.recorder import Recorder
+    from graphscope.text.tune import render_tuning
     from graphscope.tune.whole import tune_workload
 
     if not args.workload.is_file():

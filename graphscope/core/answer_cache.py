@@ -69,7 +69,7 @@ _asked: dict[tuple[str, str], Path] = {}  # (file, question) -> the answer's pat
 
 def _answer_path(path: Path, question: dict[str, Any]) -> Path:
     asked = json.dumps(question, sort_keys=True, default=str)
-    made_by = code_version("core", "trace", "analysis", "report", "cli")  # what a summary is computed and written by
+    made_by = code_version("core", "trace", "analysis", "text", "cli")  # what a summary is computed and written by
     digest = hashlib.sha256(f"{made_by}|{asked}".encode()).hexdigest()[:24]
     return cache_subfolder("answers") / f"{file_key(path, 'answer')}-{digest}.txt"
 

@@ -1,1 +1,1 @@
-"""Reports: the summary table, comparison reports (HTML, Markdown, JSON, CSV) and trace exports."""
+"""Comparison reports: sources, sides, the comparison and its formats (HTML, Markdown, JSON, CSV) with charts."""

@@ -27,8 +27,8 @@ import numpy as np
 from graphscope.core.rules import judge_gain
 from graphscope.core.stats import comparable, describe, speedup
 from graphscope.core.units import format_ns
-from graphscope.report.anatomy_text import anatomy_tables
 from graphscope.report.sides import METRICS, KernelRow, Side
+from graphscope.text.anatomy import anatomy_tables
 
 FORMAT = "graphscope-report/1"
 MIN_STEPS = 3

@@ -10,8 +10,8 @@ from typing import Any
 from graphscope.core.rules import PLAN_EXPECTED, PLAN_PREDICTED, PLAN_SWITCHING
 from graphscope.core.units import format_bytes, format_ns
 from graphscope.report.compare import FORMAT
-from graphscope.report.plan_text import served_line, under_rule_lines
 from graphscope.report.svg import frontier
+from graphscope.text.plan import served_line, under_rule_lines
 
 COLUMNS = ("size", "eager step", "graph replay", "saves", "graph memory", "capture", "pays (~20% rule)")
 

@@ -11,8 +11,8 @@ import numpy as np
 
 from graphscope.core.units import format_ns
 from graphscope.report.compare import FORMAT
-from graphscope.report.ranks_text import mode_lines
 from graphscope.report.svg import FONT_FAMILY, _svg, _text
+from graphscope.text.ranks import mode_lines
 
 MAX_COLUMNS = 240  # steps drawn as columns; more are binned (each bin shows its latest rank)
 

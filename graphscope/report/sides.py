@@ -10,23 +10,20 @@ runs the same kernel with the same configuration are the same row.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from graphscope.analysis.accounting import Timeline
-from graphscope.analysis.graphs import node_activities, node_durations
 from graphscope.analysis.kernel_stats import distinct_groups, kernel_identity
 from graphscope.analysis.scope import Scope, ScopedRows, scoped_rows
 from graphscope.analysis.steady import submission_ns
 from graphscope.analysis.summary import TraceAnalysis, nodes_in, summarize
-from graphscope.core.errors import BadInputError
 from graphscope.core.events import Activity, ApiKind
 from graphscope.core.stats import describe
 from graphscope.core.symbols import elide
 from graphscope.core.table import Table
-from graphscope.graph.from_trace import dags_from_trace
+from graphscope.export.dags import trace_dags
 from graphscope.graph.model import Dag
 from graphscope.trace.model import Trace
 
@@ -242,29 +239,6 @@ def excerpt(trace: Trace, analysis: TraceAnalysis, low: int, high: int) -> dict[
 def _lane(label: str, table: Table, rows: np.ndarray, kind: str) -> dict[str, Any]:
     rows = rows[:EXCERPT_EVENTS]
     return {"label": label, "kind": kind, "start": table.start[rows].tolist(), "end": table.end[rows].tolist()}
-
-
-def trace_dags(trace: Trace, nodes: Table) -> list[Dag]:
-    """The DAGs a node-mode trace shows (nodes and durations; edges unknown), one per executed graph."""
-    durations = node_durations(trace, nodes)
-    if not len(durations):
-        return []
-    return dags_from_trace(durations, trace.symbols, trace.graph_nodes.node[trace.graph_nodes.original_node >= 0])
-
-
-def dags_of_file(path: Path) -> list[Dag]:
-    """The DAGs of a node-mode trace file (`graphscope dag TRACE`); refused where it holds no node work."""
-    from graphscope.trace import load_trace
-
-    trace = load_trace(path)
-    dags = trace_dags(trace, node_activities(trace))
-    if not dags:
-        mode = trace.info.graph_trace_mode or "no graph tracing"
-        raise BadInputError(
-            f"{path}: no graph node activity in this trace ({mode}); capture with "
-            "`nsys profile --cuda-graph-trace=node` to see graph nodes"
-        )
-    return dags
 
 
 def _dag(trace: Trace, analysis: TraceAnalysis, rows: ScopedRows | None) -> Dag | None:

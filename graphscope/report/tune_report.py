@@ -14,7 +14,7 @@ from graphscope.core.launch_config import format_dim
 from graphscope.core.units import format_ns
 from graphscope.report.compare import FORMAT
 from graphscope.report.svg import graph_vs_alone, trial_medians
-from graphscope.report.tune_text import candidate_status, ok_median
+from graphscope.text.tune import candidate_status, ok_median
 
 TRIAL_COLUMNS = ("#", "node", "block", "how", "median", "95% interval", "vs baseline", "status", "cause")
 RAW_COLUMNS = ("seq", "node", "block", "how", "median_ns", "ci_low_ns", "ci_high_ns", "speedup", "status", "cause")

@@ -16,8 +16,8 @@ from graphscope.analysis.summary import TraceAnalysis, analyze, summarize
 from graphscope.core.events import ApiKind
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.table import Table
+from graphscope.export.dags import trace_dags
 from graphscope.graph.model import Dag
-from graphscope.report.sides import trace_dags
 from graphscope.trace import Trace
 from graphscope.trace.reader import load_for_view
 from graphscope.trace.window import Window

@@ -79,7 +79,7 @@ _ARRAY_FILE = re.compile(r"[0-9]{1,9}\.npy")
 
 
 def entry_for(path: Path, align_to: str | None) -> Path:
-    made_by = code_version("core", "trace", "analysis", "graph", "report", "view")
+    made_by = code_version("core", "trace", "analysis", "graph", "export", "view")
     return cache.folder() / file_key(path, f"view:{VERSION}:{made_by}:{align_to}")
 
 

@@ -28,7 +28,7 @@ from graphscope.core.events import (
     ApiKind,
 )
 from graphscope.core.rules import BLOCKED_FACTOR, BLOCKED_MIN_NS, GPU_BOUND_HOST_WAIT
-from graphscope.report.summary_text import render_summary
+from graphscope.text.summary import render_summary
 from graphscope.trace import load_trace
 from graphscope.trace.schema import classify_api
 from tests.conftest import H200_NODE, union_ns

@@ -9,7 +9,7 @@ import numpy as np
 from graphscope.analysis.scope import Scope, nvtx_scope
 from graphscope.analysis.summary import analyze, summarize
 from graphscope.cli import main
-from graphscope.report.summary_text import render_summary
+from graphscope.text.summary import render_summary
 from graphscope.trace import load_trace
 from tests.conftest import DATA, H200_GRAPH, H200_NODE
 

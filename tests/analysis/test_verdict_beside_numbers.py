@@ -34,7 +34,7 @@ def test_the_trace_diff_control_prints_the_ratio_it_judged_below_the_rule():
 
 
 def test_the_steady_state_row_names_one_off_calls_only_when_some_were_left_out():
-    from graphscope.report.summary_text import launch_rows
+    from graphscope.text.summary import launch_rows
 
     launch = summarize(load_trace(CONTROL), whole=True)["launch"]
     (row,) = [value for label, value in launch_rows(launch) if label == "steady-state ratio"]
@@ -69,7 +69,7 @@ def test_a_template_instance_first_launch_is_one_off_in_a_profiler_trace():
 def test_a_ratio_over_no_gpu_work_is_printed_as_unknown_not_zero():
     """qcu's export: 2,085 launch calls (535 ms of CPU time) and no GPU activity recorded; its ratios have
     nothing to divide by ('overhead ratio 0.000' read as 'no launch overhead')."""
-    from graphscope.report.summary_text import launch_rows
+    from graphscope.text.summary import launch_rows
 
     path = DATA / "ZhangXin8069__qcu__report1.sqlite"
     with sqlite3.connect(path) as db:

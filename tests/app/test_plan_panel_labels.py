@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from graphscope.core.rules import PLAN_EXPECTED
-from graphscope.report.plan_text import under_rule_lines
+from graphscope.text.plan import under_rule_lines
 from tests.app.test_plan_panel import stored_plan  # noqa: F401 (a fixture)
 
 

@@ -19,7 +19,7 @@ def test_summary_of_an_empty_name_refuses_in_one_line(capsys, tmp_path, monkeypa
 
 def test_a_gpu_without_a_name_reads_device_colon(capsys):
     from graphscope.analysis.summary import summarize
-    from graphscope.report.summary_text import render_summary
+    from graphscope.text.summary import render_summary
     from graphscope.trace import load_trace
 
     summary = summarize(load_trace(FORKJOIN))

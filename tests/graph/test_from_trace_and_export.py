@@ -42,7 +42,7 @@ def test_dot_folds_long_chains_of_identical_nodes():
 
 def test_every_face_folds_a_trace_dag_alike_with_the_median_of_its_nodes():
     from graphscope.report.svg import dag as svg_dag
-    from graphscope.report.tune_text import render_dag
+    from graphscope.text.tune import render_dag
 
     (dag,) = _dags(H200_NODE)  # 1000 vec_add nodes, edges unknown: folded in capture order
     durations = sorted(n.duration_ns for n in dag.nodes)
@@ -69,7 +69,7 @@ def test_copy_and_memset_nodes_of_a_trace_dag_carry_bytes_and_direction():
     import sqlite3
 
     from graphscope.analysis.graphs import node_activities
-    from graphscope.report.sides import trace_dags
+    from graphscope.export.dags import trace_dags
     from graphscope.trace import load_trace
     from tests.conftest import DATA
 

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 from graphscope.graph.launched_by import attach_launchers, launcher_text
 from graphscope.graph.model import Dag, DagNode
-from graphscope.report.tune_text import render_dag
+from graphscope.text.tune import render_dag
 from graphscope.workload.live import triton_kernel_names
 from graphscope.workload.op_attribution import MODULE_MARK, _launcher
 

@@ -13,7 +13,7 @@ from graphscope.cli import main
 from graphscope.core.rules import PLAN_EXPECTED, PLAN_PREDICTED, PLAN_SWITCHING
 from graphscope.plan import runner
 from graphscope.report.plan_report import plan_report
-from graphscope.report.plan_text import render_plan
+from graphscope.text.plan import render_plan
 from tests.plan.test_plan_command import SWITCH, FakeSession, workload  # noqa: F401 (a fixture)
 
 TRAFFIC = {1: 50, 3: 30, 12: 15, 30: 5}

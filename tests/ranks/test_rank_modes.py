@@ -12,7 +12,7 @@ import pytest
 from graphscope.cli import main
 from graphscope.ranks import job as rank_job
 from graphscope.ranks.modes import usual_mode
-from graphscope.report.ranks_text import render_ranks
+from graphscope.text.ranks import render_ranks
 from tests.ranks.helpers import graph_ranks, serial_job
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from graphscope.core.launch_config import LaunchConfig
-from graphscope.report.tune_text import render_tuning
 from graphscope.store.session_db import SessionStore
+from graphscope.text.tune import render_tuning
 from graphscope.tune.isolation import kendall_tau
 from graphscope.tune.measure import RecordedMeasurer
 from graphscope.tune.session import tune

@@ -103,7 +103,7 @@ def test_a_significant_but_tiny_gain_is_not_adopted():
 
 
 def test_the_tuning_table_labels_baseline_trials_and_confirmations():
-    from graphscope.report.tune_text import render_tuning
+    from graphscope.text.tune import render_tuning
 
     result = tune(Path("w.py"), knobs_for(SITES, only="add"), RecordedMeasurer(separable), "brute")
     lines = render_tuning(result.to_json()).splitlines()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from graphscope.core.launch_config import format_dim
 from graphscope.graph.export import to_dot
 from graphscope.graph.model import Dag, DagNode
-from graphscope.report.tune_text import render_dag
+from graphscope.text.tune import render_dag
 from graphscope.view.describe import describe_nodes
 
 

@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 import pytest
 
-from graphscope.report.run_text import own_cost_line, render_run
+from graphscope.text.run import own_cost_line, render_run
 from graphscope.workload.own_cost import launch_path_cost, step_cost
 from tests.workload.fakes import fake_report
 

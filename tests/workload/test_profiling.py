@@ -9,7 +9,7 @@ from typing import ClassVar
 import pytest
 
 from graphscope.cli import main
-from graphscope.report.run_text import render_run
+from graphscope.text.run import render_run
 from graphscope.workload import profiling
 from tests.workload.fakes import fake_report
 

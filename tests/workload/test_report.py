@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from graphscope.report.run_text import render_run
+from graphscope.text.run import render_run
 from tests.workload.fakes import fake_report
 
 

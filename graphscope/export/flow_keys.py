@@ -1,5 +1,5 @@
 """Which CUDA calls and GPU work of an export begin and end a flow, decided before any window of it is
-written (report/perfetto_stream.py), and what else the whole file must say first: its threads, processes
+written (export/perfetto_stream.py), and what else the whole file must say first: its threads, processes
 and each GPU's streams.
 
 A flow joins the first kernel- or graph-launch call of a (process, correlationId) key to the first GPU

@@ -1,6 +1,6 @@
-"""The Perfetto export (Chrome trace-event JSON, `report/trace_events.py`) of a trace held whole: a file
+"""The Perfetto export (Chrome trace-event JSON, `export/trace_events.py`) of a trace held whole: a file
 open in the window, a PyTorch-profiler trace, or an export whose columns the cache maps. An Nsight
-export read from its file streams instead (`report/perfetto_stream.py`).
+export read from its file streams instead (`export/perfetto_stream.py`).
 
 Flows go from each launch call to the first work it caused, as the launch analysis found them; a flow's
 id is its call's row.
@@ -15,7 +15,7 @@ import numpy as np
 from graphscope.analysis.summary import TraceAnalysis
 from graphscope.core.events import Activity
 from graphscope.core.table import Table
-from graphscope.report.trace_events import GRAPH_COLUMNS, NO_FLOW, EventWriter, metadata_events, output
+from graphscope.export.trace_events import GRAPH_COLUMNS, NO_FLOW, EventWriter, metadata_events, output
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import NVTX_RANGE_TYPES
 

@@ -7,7 +7,7 @@ from typing import Any
 from graphscope.core.rules import plural
 from graphscope.core.text import printable_tree
 from graphscope.core.units import format_bytes, format_ns
-from graphscope.report.anatomy_text import anatomy_lines, overlap_lines
+from graphscope.text.anatomy import anatomy_lines, overlap_lines
 
 
 def _rows(pairs: list[tuple[str, str]]) -> list[str]:

@@ -1,10 +1,10 @@
 """The Perfetto export of an Nsight Systems export read from its file a window of time at a time
 (`trace/windowed.py`): memory follows the window, not the file, and the libraries of the fast reader are
-never loaded. The output is what `report/perfetto.py` writes for the trace held whole, but for the
+never loaded. The output is what `export/perfetto.py` writes for the trace held whole, but for the
 flows' ids (a flow here is named by its call's (process, correlationId) key) and the place of the
 graph-launch tracks (after the CUDA calls and NVTX ranges, since a launch may span windows).
 
-One pass over a few columns comes first (`report/flow_keys.py`): which (process, correlationId) keys both
+One pass over a few columns comes first (`export/flow_keys.py`): which (process, correlationId) keys both
 a launch call and some GPU work carry, the file's threads, processes and streams. Then each window's CUDA calls,
 NVTX ranges (the first window's) and GPU work are written in time order; a flow starts at the first
 launch call of a key and ends at the key's first work, whichever windows they fall in. Graph launches
@@ -23,9 +23,9 @@ from graphscope.analysis.graphs import launch_parts, launches_of_parts, node_act
 from graphscope.analysis.launch import api_kinds
 from graphscope.core.events import call_key
 from graphscope.core.table import Table
-from graphscope.report.flow_keys import ENDED, LAUNCH_KINDS, STARTED, FlowKeys
-from graphscope.report.perfetto import api_tracks, work_names, write_nvtx
-from graphscope.report.trace_events import GRAPH_COLUMNS, NO_FLOW, EventWriter, metadata_events, output
+from graphscope.export.flow_keys import ENDED, LAUNCH_KINDS, STARTED, FlowKeys
+from graphscope.export.perfetto import api_tracks, work_names, write_nvtx
+from graphscope.export.trace_events import GRAPH_COLUMNS, NO_FLOW, EventWriter, metadata_events, output
 from graphscope.trace.model import Trace
 from graphscope.trace.windowed import WindowedExport
 

@@ -1,5 +1,5 @@
-"""The Perfetto export of an export read a window of time at a time (report/perfetto_stream.py): the same
-events as the export of the trace held whole (report/perfetto.py), whatever the windows cut through."""
+"""The Perfetto export of an export read a window of time at a time (export/perfetto_stream.py): the same
+events as the export of the trace held whole (export/perfetto.py), whatever the windows cut through."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 from graphscope.analysis.summary import analyze
 from graphscope.cli import main
 from graphscope.core.errors import NotAnExportError
-from graphscope.report import perfetto_stream
-from graphscope.report.perfetto import write_perfetto
+from graphscope.export import perfetto_stream
+from graphscope.export.perfetto import write_perfetto
 from graphscope.trace import load_trace
 from tests import mutations
 from tests.conftest import DATA, FORKJOIN, H200_GRAPH, H200_NODE, TORCH_MLP

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphscope.analysis.summary import analyze
-from graphscope.report.perfetto import write_perfetto
-from graphscope.report.perfetto_stream import export_perfetto
+from graphscope.export import perfetto_stream
+from graphscope.export.perfetto import write_perfetto
 from graphscope.trace import cache, load_trace
 from graphscope.trace.kineto_json import is_kineto
 
@@ -22,7 +22,7 @@ def export_file(source: Path, target: Path) -> dict[str, int]:
 
         source = export_to_sqlite(source)
     if not is_kineto(source) and cache.open_entry(source) is None:  # an export read from its file: by windows
-        counts = export_perfetto(source, target)
+        counts = perfetto_stream.export_perfetto(source, target)
     if counts is None:
         trace = load_trace(source)
         counts = write_perfetto(trace, analyze(trace), target)
