@@ -23,7 +23,7 @@ os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="graphscope-verify-bench-
 from synthetic_export import ensure  # noqa: E402
 
 from graphscope.core import answer_cache  # noqa: E402
-from graphscope.trace import cache, load_trace  # noqa: E402
+from graphscope.trace import cache, load_trace, tables  # noqa: E402
 
 
 def best(rounds: int, work) -> float:
@@ -48,7 +48,7 @@ def main() -> None:
     files = [
         (name, record)
         for name, record in entry.manifest["files"].items()
-        if name.split(".")[0] in (*cache.EVENT_TABLES, *cache.SMALL_TABLES) and "__" not in name
+        if name.split(".")[0] in tables.ALL_KEYS and "__" not in name
     ]
     mapped = sum(record["size"] for _, record in files)
 

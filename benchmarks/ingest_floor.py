@@ -1,7 +1,7 @@
 """`graphscope summary` and the GUI's first frame against the floor, and against peer tools.
 
 The floor is the least work that answers the same question: a fresh Python process in which SQLite
-scans exactly the columns the summary reads (schema.SUMMARY_COLUMNS), nothing more. Every command
+scans exactly the columns the summary reads (trace/tables.py `EAGER`), nothing more. Every command
 runs as a fresh process (start-up included), in interleaved rounds so machine noise hits all of
 them; medians are reported with each one's peak resident memory.
 
@@ -33,8 +33,7 @@ from pathlib import Path
 
 from synthetic_export import OUT, ensure
 
-from graphscope.trace import schema
-from graphscope.trace.reader import TABLES
+from graphscope.trace.tables import BY_KEY, EAGER
 
 PEERS = OUT / "peers" / "bin"
 PLAIN_SQL = (
@@ -47,8 +46,8 @@ PLAIN_SQL = (
 def floor_code() -> str:
     """A Python program that scans the summary's columns of the big tables once, and nothing else."""
     queries = []
-    for key, names in schema.SUMMARY_COLUMNS.items():
-        table, specs = TABLES[key]
+    for key, names in EAGER.items():
+        table, specs = BY_KEY[key].export, BY_KEY[key].columns
         columns = ", ".join(f'max("{specs[n].sources[0]}")' for n in names)
         queries.append(f"SELECT {columns} FROM {table}")
     return (

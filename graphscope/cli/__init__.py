@@ -60,9 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _answer(args.handler, args)
     finally:
-        answer_cache.hold_writes(False)
-        if hold and "graphscope.trace.cache" in sys.modules:
-            sys.modules["graphscope.trace.cache"].start_held_writes()
+        answer_cache.release_writes()  # the trace cache's writes, held while the command ran, start
 
 
 def _answer(handler: Command, args: argparse.Namespace) -> int:
@@ -140,6 +138,5 @@ def leave(status: int) -> None:
     """End the process once the cache writers still running are done. The answer is out; Python's
     teardown would now free every module and array one by one (20-40 ms after a summary), which
     nothing graphscope holds needs: files are closed and children reaped by then."""
-    if "graphscope.trace.cache" in sys.modules:  # a warm summary never imported it
-        sys.modules["graphscope.trace.cache"].wait_for_writers()
+    answer_cache.wait_for_writers()  # none where no cache was written (a warm summary never imports one)
     os._exit(status)

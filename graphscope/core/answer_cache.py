@@ -15,6 +15,7 @@ import functools
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,28 @@ def hold_writes(hold: bool) -> None:
 
 def writes_held() -> bool:
     return _writes_held
+
+
+_writers: list[tuple[Callable[[], None], Callable[[], None]]] = []
+
+
+def register_writer(start_held: Callable[[], None], wait: Callable[[], None]) -> None:
+    """A cache that holds its writes while a command runs (trace/cache.py, once imported): `start_held`
+    begins them once the command is done, `wait` lets them finish before the process leaves."""
+    _writers.append((start_held, wait))
+
+
+def release_writes() -> None:
+    """The command is done: writes are no longer held, and those held start (in each registered cache)."""
+    hold_writes(False)
+    for start_held, _ in _writers:
+        start_held()
+
+
+def wait_for_writers() -> None:
+    """Let every registered cache's writers finish (the process is about to leave)."""
+    for _, wait in _writers:
+        wait()
 
 
 @functools.lru_cache(maxsize=8)

@@ -156,7 +156,13 @@ class Table:
 
     @property
     def columns(self) -> list[str]:
+        """Every column's name: those read, then the deferred ones."""
         return [*self._columns, *self.deferred]
+
+    @property
+    def arrays(self) -> Mapping[str, np.ndarray]:
+        """The columns read so far, by name; deferred ones are not loaded (what a cache writes as it is)."""
+        return self._columns
 
     def take(self, rows: np.ndarray | slice) -> Table:
         """A new table with the selected rows (an index array, a boolean mask or a slice)."""

@@ -110,7 +110,7 @@ def rank_rows(path: str, step: str | None = None) -> list[dict[str, Any]]:
             "job": {"world_size": capture.get("world_size", facts["world_size"]), "group": group_of(capture)},
             "span": [low + offset, high + offset],
             "units": len(units),
-            "events": sum(len(t) for t in (trace.api, trace.kernels, trace.memcpy, trace.memset, trace.nvtx)),
+            "events": len(trace.api) + len(trace.nvtx) + sum(len(t) for t in trace.gpu_tables().values()),
             "verdict": summary["launch"]["verdict"],
             "launch_bound": summary["launch"].get("launch_bound"),
             "graph_launches": summary["graphs"]["launches"],

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.core.answer_cache import code_version, enabled, file_key, writes_held
+from graphscope.core.answer_cache import code_version, enabled, file_key, register_writer, writes_held
 from graphscope.core.cache_files import (
     DamagedEntry,
     head_digest,
@@ -48,6 +48,7 @@ from graphscope.core.settings import cache_dir, cache_subfolder
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table
 from graphscope.trace.model import ExportInfo, GpuInfo, Trace
+from graphscope.trace.tables import ENTITY_KEYS, KEYS
 
 CACHE_VERSION = 2
 """Bump when the readers' columns or their meaning change; entries are also keyed by the reader's own
@@ -55,8 +56,6 @@ sources (answer_cache.code_version), so an edited or upgraded reader misses and 
 2: the file's identity (inode, ctime, content hash) and verified columns."""
 BUDGET_ENV = "GRAPHSCOPE_CACHE_BYTES"
 DEFAULT_BUDGET = 8 << 30
-EVENT_TABLES = ("api", "kernels", "memcpy", "memset", "sync", "graph_launches", "nvtx", "graph_nodes", "graph_events")
-SMALL_TABLES = ("processes", "threads", "streams")
 _writing = threading.Lock()  # one writer per process: entries are written whole or not at all
 _evicted = False
 _held: list[Callable[[], Any]] = []  # writes held until the command is done (answer_cache.writes_held)
@@ -161,8 +160,8 @@ def save(trace: Trace, readers: dict[str, dict[str, Any]]) -> Path | None:
         return None
     if (entry / "manifest.json").exists():
         return entry
-    tables = {key: getattr(trace, key) for key in (*EVENT_TABLES, *SMALL_TABLES)}
-    if any(table._columns[c].dtype == object for table in tables.values() for c in table._columns):
+    tables = trace.tables()
+    if any(table.arrays[c].dtype == object for table in tables.values() for c in table.arrays):
         return None
     with _writing:
         partial = None
@@ -171,15 +170,15 @@ def save(trace: Trace, readers: dict[str, dict[str, Any]]) -> Path | None:
             manifest: dict[str, Any] = {"version": CACHE_VERSION, "tables": {}, "files": {}}
             files = manifest["files"]
             for key, table in tables.items():
-                for name, array in table._columns.items():
+                for name, array in table.arrays.items():
                     files[f"{key}.{name}.npy"] = save_array(partial / f"{key}.{name}.npy", array)
                 reader = dict(readers.get(key, {}))
                 for part in ("keep", "order"):
                     if reader.get(part) is not None:
                         files[f"{key}.__{part}.npy"] = save_array(partial / f"{key}.__{part}.npy", reader[part])
                         reader[part] = True
-                reader["deferred"] = [n for n in reader.get("deferred", ()) if n not in table._columns]
-                manifest["tables"][key] = {"columns": list(table._columns), "length": len(table), **reader}
+                reader["deferred"] = [n for n in reader.get("deferred", ()) if n not in table.arrays]
+                manifest["tables"][key] = {"columns": list(table.arrays), "length": len(table), **reader}
             manifest["info"] = _info_json(trace.info)
             manifest["gpus"] = [dataclasses.asdict(g) for g in trace.gpus]
             manifest["strings"] = [trace.symbols.name(i) for i in range(len(trace.symbols))]
@@ -201,14 +200,14 @@ def save(trace: Trace, readers: dict[str, dict[str, Any]]) -> Path | None:
 def save_in_background(trace: Trace, readers: dict[str, dict[str, Any]]) -> None:
     """`save` of the columns the trace holds now, beside the caller's work (`_write_later`)."""
     snapshot = dataclasses.replace(
-        trace, **{key: Table(dict(getattr(trace, key)._columns)) for key in (*EVENT_TABLES, *SMALL_TABLES)}
+        trace, **{key: Table(dict(table.arrays)) for key, table in trace.tables().items()}
     )
     if writes_held():  # written once the command is done: the columns then must be the ones read (the analysis
         # never writes them: a warm open maps them read-only)
-        for table in (getattr(snapshot, key) for key in (*EVENT_TABLES, *SMALL_TABLES)):
-            for array in table._columns.values():
+        for table in snapshot.tables().values():
+            for array in table.arrays.values():
                 array.setflags(write=False)
-    for key in EVENT_TABLES:  # what the file still holds for each table: read on a cached open when asked
+    for key in KEYS:  # what the file still holds for each table: read on a cached open when asked
         if key in readers:
             readers[key] = {**readers[key], "deferred": list(getattr(trace, key).deferred)}
     _write_later(lambda: save(snapshot, readers))
@@ -353,7 +352,7 @@ class Entry:
         if not isinstance(strings, list) or not all(isinstance(s, str) for s in strings):
             raise DamagedEntry(f"{self.path}: strings that are not a list of names")
         symbols = SymbolTable(strings, file_ids)
-        small = {key: Table(self.columns(key)) for key in SMALL_TABLES}
+        small = {key: Table(self.columns(key)) for key in ENTITY_KEYS}
         return {"info": info, "symbols": symbols, "gpus": [GpuInfo(**g) for g in manifest["gpus"]], **small}
 
 
@@ -442,3 +441,6 @@ def evict(limit: int) -> None:
         else:
             entry.unlink(missing_ok=True)
         total -= size
+
+
+register_writer(start_held_writes, wait_for_writers)  # the command line starts and awaits them (core/answer_cache)

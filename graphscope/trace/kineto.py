@@ -31,6 +31,7 @@ from graphscope.trace import kineto_json
 from graphscope.trace.kineto_json import Event
 from graphscope.trace.model import ExportInfo, GpuInfo, Trace
 from graphscope.trace.schema import NvtxType, classify_api, narrow_ids
+from graphscope.trace.tables import KINETO_KEYS
 
 API_CATEGORIES = {"cuda_runtime", "cuda_driver"}
 RANGE_DOMAINS = {"cpu_op": 1, "user_annotation": 2, "python_function": 3}
@@ -48,7 +49,7 @@ class _Columns:
         self.reset()
 
     def reset(self) -> None:
-        self.rows: dict[str, list[tuple]] = {k: [] for k in ("api", "kernels", "memcpy", "memset", "nvtx")}
+        self.rows: dict[str, list[tuple]] = {key: [] for key in KINETO_KEYS}
         self.names: dict[str, int] = {}
         self.shapes: dict[tuple[bytes, bytes], int] = {}
         self.skipped = 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from graphscope.core.events import GPU_WORK
 from graphscope.trace import schema
 from graphscope.trace.database import ExportDatabase
 from graphscope.trace.model import ExportInfo, Trace
@@ -38,7 +39,7 @@ def capture_graph_mode(capture: dict[str, str]) -> str | None:
 def infer_graph_mode(trace: Trace) -> str | None:
     """The graph trace mode: the capture option if recorded, else what the rows show, else None."""
     recorded = capture_graph_mode(trace.info.capture)
-    cuda = len(trace.api) or any(len(t) for t in (trace.kernels, trace.memcpy, trace.memset, trace.graph_launches))
+    cuda = len(trace.api) or any(len(getattr(trace, kind.table)) for kind in GPU_WORK)
     if recorded and cuda:  # the option is recorded even where CUDA was not traced: it then means nothing
         return recorded
     if len(trace.graph_launches):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphscope.core.events import NODE_WORK
+from graphscope.core.events import CORRELATED, NODE_WORK
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table
 
@@ -84,6 +84,12 @@ class Trace:
         """GPU activity tables by kind (the ones that occupy a stream)."""
         return {kind.noun: getattr(self, kind.table) for kind in NODE_WORK}
 
+    def tables(self) -> dict[str, Table]:
+        """Every table by its key (trace/tables.py `ALL_KEYS`: the event tables, then the entity tables)."""
+        from graphscope.trace.tables import ALL_KEYS
+
+        return {key: getattr(self, key) for key in ALL_KEYS}
+
     @property
     def has_node_work(self) -> bool:
         """Does any replayed graph work carry node ids (node-level tracing)? Only then can nodes be attributed."""
@@ -92,7 +98,7 @@ class Trace:
     def span(self) -> tuple[int, int]:
         """First start and last end over every timed event (0, 0 for an empty trace)."""
         starts, ends = [], []
-        for table in (self.api, self.kernels, self.memcpy, self.memset, self.sync, self.graph_launches):
+        for table in (self.api, *(getattr(self, kind.table) for kind in CORRELATED)):  # calls and what they caused
             if len(table):
                 starts.append(table.start.min())
                 ends.append(table.end.max())

@@ -1,6 +1,6 @@
 """Load an Nsight Systems export (SQLite, or .nsys-rep through `nsys export`) into a `Trace`.
 
-Only the columns a command needs are read up front (`schema.SUMMARY_COLUMNS` plus what the caller
+Only the columns a command needs are read up front (`tables.EAGER` plus what the caller
 asks for); the others stay deferred in their tables and load on first use, in one pass per table.
 """
 
@@ -27,23 +27,12 @@ from graphscope.trace.bulk import import_in_background, read_tables
 from graphscope.trace.database import ColumnSpec, ExportDatabase, as_int, check_regular_file, quoted
 from graphscope.trace.kineto_json import is_kineto
 from graphscope.trace.model import ExportInfo, Trace
+from graphscope.trace.tables import BY_KEY, CPU_KEYS, KEYS
 from graphscope.trace.window import Window, memory_budget_events, plan_window, rowid_ranges
 
 _DENSE_SLACK = 4096  # ids up to 2 x the strings + this are kept as the file's (a list with a few holes)
 _MAX_STRING = 1 << 16  # no real name is this long; a damaged or hostile file's would flood every view
-CPU_KEYS = ("api", "nvtx", "graph_nodes", "graph_events")
 GPU_KEYS = tuple(kind.table for kind in CORRELATED)
-TABLES: dict[str, tuple[str, dict[str, ColumnSpec]]] = {
-    "api": (schema.RUNTIME, schema.API_COLUMNS),
-    "kernels": (schema.KERNEL, schema.KERNEL_COLUMNS),
-    "memcpy": (schema.MEMCPY, schema.MEMCPY_COLUMNS),
-    "memset": (schema.MEMSET, schema.MEMSET_COLUMNS),
-    "sync": (schema.SYNC, schema.SYNC_COLUMNS),
-    "graph_launches": (schema.GRAPH_TRACE, schema.GRAPH_TRACE_COLUMNS),
-    "nvtx": (schema.NVTX, schema.NVTX_COLUMNS),
-    "graph_nodes": (schema.GRAPH_NODE_TABLES[0], schema.GRAPH_NODE_COLUMNS),
-    "graph_events": (schema.GRAPH_EVENTS, schema.GRAPH_EVENT_COLUMNS),
-}
 Columns = Mapping[str, Iterable[str]] | Literal["all"] | None
 
 
@@ -93,10 +82,10 @@ def _from_cache(entry: cache.Entry, path: Path, columns: Columns, kineto: bool) 
     parts = entry.trace_parts(path)
     info, symbols = parts["info"], parts["symbols"]
     tables = {}
-    for key in TABLES:
+    for key in KEYS:
         cached = entry.columns(key)
         reader = entry.reader(key)
-        specs = TABLES[key][1]
+        specs = BY_KEY[key].columns
         later = {n: specs[n] for n in reader["deferred"] if n in specs and n not in cached}
         deferred = None
         if later and reader["table"] and not kineto:
@@ -138,11 +127,12 @@ def load_for_view(
 
 
 def _eager_names(key: str, columns: Columns) -> set[str]:
-    specs = TABLES[key][1]
-    if columns == "all" or key not in schema.SUMMARY_COLUMNS:
+    specs = BY_KEY[key].columns
+    eager = BY_KEY[key].eager
+    if columns == "all" or eager is None:
         return set(specs)
     extra = set(columns.get(key, ())) if isinstance(columns, Mapping) else set()
-    return {*schema.SUMMARY_COLUMNS[key], *extra} & set(specs)
+    return {*eager, *extra} & set(specs)
 
 
 def _table_of(db: ExportDatabase, key: str) -> str | None:
@@ -152,11 +142,11 @@ def _table_of(db: ExportDatabase, key: str) -> str | None:
         return next(found, None)
     if key == "graph_events":
         return db.resolve_table(schema.GRAPH_EVENTS) if db.has_columns(schema.GRAPH_EVENTS, "graphId") else None
-    return db.resolve_table(TABLES[key][0])
+    return db.resolve_table(BY_KEY[key].export)
 
 
 def _check_required(db: ExportDatabase, key: str, table: str) -> None:
-    name = TABLES[key][0]
+    name = BY_KEY[key].export
     missing = [c for c in schema.REQUIRED.get(name, ()) if db.column(table, c) is None]
     if key == "kernels" and not any(db.column(table, c) for c in schema.KERNEL_NAME_COLUMNS):
         missing.append("shortName/demangledName")
@@ -167,7 +157,7 @@ def _check_required(db: ExportDatabase, key: str, table: str) -> None:
 @dataclass
 class ExportParts:
     """What is read of an export once, whatever part of its events is read: its description, its strings
-    and the file's table for each key of `TABLES` (None where it lacks one)."""
+    and the file's table for each key of `KEYS` (None where it lacks one)."""
 
     info: ExportInfo
     symbols: SymbolTable
@@ -183,7 +173,7 @@ def describe_export(db: ExportDatabase) -> ExportParts:
     info = metadata.read_export_info(db)
     info.warnings.extend(db.notes)
     symbols = _read_strings(db, info.warnings)
-    tables = {key: _table_of(db, key) for key in TABLES}
+    tables = {key: _table_of(db, key) for key in KEYS}
     for key, table in tables.items():
         if table is not None:
             _check_required(db, key, table)
@@ -220,7 +210,7 @@ def read_events(
     cancel: CancelToken | None = None,
     columns: Columns = None,
     rowids: Mapping[str, tuple[int, int]] | None = None,
-    keys: Iterable[str] = TABLES,
+    keys: Iterable[str] = KEYS,
     lean: bool = False,
 ) -> tuple[Trace, dict[str, dict]]:
     """The events of the tables `keys` (the others empty), or of their rows in `rowids` ({key: (low, high)}),
@@ -229,8 +219,8 @@ def read_events(
     info, symbols = parts.info, parts.symbols
     wanted = set(keys)
     tables = {key: table if key in wanted else None for key, table in parts.tables.items()}
-    eager = {key: _eager_names(key, columns) for key in TABLES}
-    requests = {key: (tables[key], {n: s for n, s in TABLES[key][1].items() if n in eager[key]}) for key in TABLES}
+    eager = {key: _eager_names(key, columns) for key in KEYS}
+    requests = {key: (tables[key], {n: s for n, s in BY_KEY[key].columns.items() if n in eager[key]}) for key in KEYS}
 
     def finish(key: str, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         translate_names(key, columns, symbols, info.warnings)
@@ -244,7 +234,7 @@ def read_events(
     raw = {key: reads.pop(key).columns for key in list(reads)}
     progress(0.9, "linking processes and threads")
 
-    keep: dict[str, np.ndarray | None] = dict.fromkeys(TABLES)
+    keep: dict[str, np.ndarray | None] = dict.fromkeys(KEYS)
     backtrace = raw["api"]["event_class"] == schema.BACKTRACE_EVENT_CLASS
     info.backtrace_duplicates += int(backtrace.sum())
     if backtrace.any():
@@ -262,7 +252,7 @@ def read_events(
     order = {key: _sort_by_start(columns) for key, columns in raw.items()}
     _check_rows(raw, symbols, info.warnings)
     result: dict[str, Table] = {}
-    for key in TABLES:
+    for key in KEYS:
         columns = raw[key]
         if key in CPU_KEYS:
             global_tid = columns.pop("global_tid")
@@ -272,7 +262,7 @@ def read_events(
             columns["process"] = entities.process_index(processes.key, columns.pop("global_pid"))
         for name in columns.keys() & {"process", "thread"}:  # the other ids were narrowed as they were read
             columns[name] = narrowest(columns[name])
-        later = {n: s for n, s in TABLES[key][1].items() if n not in eager[key]}
+        later = {n: s for n, s in BY_KEY[key].columns.items() if n not in eager[key]}
         limit = (rowids or {}).get(key)
         deferred = (
             _deferred(db.path, key, tables[key], later, keep[key], order[key], info.warnings, limit, symbols)
@@ -292,7 +282,7 @@ def read_events(
     )
     info.graph_trace_mode = metadata.infer_graph_mode(trace)
     metadata.describe_contents(db, trace)
-    return trace, {k: {"table": tables[k], "keep": keep[k], "order": order[k]} for k in TABLES}
+    return trace, {k: {"table": tables[k], "keep": keep[k], "order": order[k]} for k in KEYS}
 
 
 def _deferred(
@@ -333,7 +323,7 @@ def translate_names(key: str, columns: dict[str, np.ndarray], symbols: SymbolTab
     """Name columns from the file's StringIds ids to the symbol table's (a no-op for dense ids)."""
     if symbols.file_ids is None:
         return
-    for name, spec in TABLES[key][1].items():
+    for name, spec in BY_KEY[key].columns.items():
         if spec.symbol and name in columns:
             columns[name], missing = symbols.from_file(columns[name])
             if missing:

@@ -131,16 +131,6 @@ GRAPH_EVENT_COLUMNS = {
     "graph_exec_id": ColumnSpec("graphExecId", I64, -1),
 }
 
-_GPU_KEYS = ("start", "end", "device", "stream", "correlation", "global_pid")
-SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
-    "api": ("start", "end", "event_class", "global_tid", "correlation", "name"),
-    "kernels": (*_GPU_KEYS, "short_name", "mangled", "graph_node"),
-    "memcpy": (*_GPU_KEYS, "bytes", "graph_node"),
-    "memset": (*_GPU_KEYS, "graph_node"),
-}
-"""Columns read up front by default: what the summary, the timeline's lanes and the launch joins use.
-Every other column of these tables is deferred (read on first use); other tables are read whole."""
-
 ID_COLUMNS = frozenset(
     {
         *("device", "context", "stream", "correlation", "process", "thread"),

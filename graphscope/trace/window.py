@@ -11,17 +11,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from graphscope.trace import schema
 from graphscope.trace.database import ExportDatabase, quoted
+from graphscope.trace.tables import WINDOWED
 
-WINDOWED = {
-    "api": schema.RUNTIME,
-    "kernels": schema.KERNEL,
-    "memcpy": schema.MEMCPY,
-    "memset": schema.MEMSET,
-    "sync": schema.SYNC,
-    "graph_launches": schema.GRAPH_TRACE,
-}
 GUI_BYTES_PER_EVENT = 220  # measured: 3.69 GiB at the first frame of 10M kernels + 10M API rows, plus margin
 MEMORY_SHARE = 0.5  # the share of the machine's memory a window may take
 

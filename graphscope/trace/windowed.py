@@ -25,7 +25,8 @@ from graphscope.trace import entities
 from graphscope.trace.bulk import read_tables, resolve_sources
 from graphscope.trace.database import ExportDatabase, check_regular_file, quoted
 from graphscope.trace.model import GpuInfo, Trace
-from graphscope.trace.reader import TABLES, describe_export, read_events, translate_names
+from graphscope.trace.reader import describe_export, read_events, translate_names
+from graphscope.trace.tables import BY_KEY
 from graphscope.trace.window import consecutive_windows
 
 ACTIVITY_KEYS = ("api", *(kind.table for kind in GPU_WORK))
@@ -66,11 +67,11 @@ class WindowedExport:
         return min((start for start in starts if start is not None), default=0)
 
     def _extreme(self, key: str, name: str, which: str) -> int | None:
-        """min or max of a column (`TABLES`' name) of one table; None when it has no integer one."""
+        """min or max of a column (`tables.BY_KEY`' name) of one table; None when it has no integer one."""
         table = self.parts.tables.get(key)
         if table is None:
             return None
-        column = resolve_sources(self._db, table, {name: TABLES[key][1][name]})[name]
+        column = resolve_sources(self._db, table, {name: BY_KEY[key].columns[name]})[name]
         if column is None:
             return None
         value = self._db.query(f"SELECT {which}({quoted(column)}) FROM {quoted(table)}")[0][0]
@@ -80,7 +81,7 @@ class WindowedExport:
         """Window by window, some columns of one table as the file holds them (string ids translated to the
         symbol table's; no rows dropped or sorted): for a pass over a whole table that keeps little."""
         table = self.parts.tables[key]
-        specs = {name: TABLES[key][1][name] for name in names}
+        specs = {name: BY_KEY[key].columns[name] for name in names}
         for ranges in self.windows or []:
             if table is None or key not in ranges:
                 continue

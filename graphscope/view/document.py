@@ -77,7 +77,7 @@ class TraceDocument:
 
 def load_remaining_columns(trace: Trace, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None):
     """Read every column the first frame did not need (a background task after the first frame)."""
-    tables = [t for t in (trace.api, trace.kernels, trace.memcpy, trace.memset) if t.deferred]
+    tables = [t for t in trace.tables().values() if t.deferred]  # the tables read in part (trace/tables.py)
     for done, table in enumerate(tables):
         if cancel is not None:
             cancel.check()

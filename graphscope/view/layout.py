@@ -156,7 +156,7 @@ def build_layout(trace: Trace, origin: int | None = None) -> TimelineLayout:
         group = _process_label(trace, symbols, process)
         for thread in np.flatnonzero(trace.threads.process == process):
             lanes += _thread_lanes(trace, origin, group, int(thread))
-    tables = (trace.kernels, trace.memcpy, trace.memset, trace.graph_launches)
+    tables = [getattr(trace, kind.table) for kind in GPU_WORK]
     for device in _small_distinct(np.concatenate([_small_distinct(t.device) for t in tables])):
         lanes += _gpu_lanes(trace, origin, int(device))
     sizes = {

@@ -39,11 +39,11 @@ from graphscope.core.cache_files import DamagedEntry, digest, read_file, write_c
 from graphscope.core.table import Table
 from graphscope.trace import cache
 from graphscope.trace.model import Trace
+from graphscope.trace.tables import ALL_KEYS
 
 VERSION = 2  # 2: verified files, an exact allowlist
 INLINE_BYTES = 1 << 16  # smaller arrays go inside the pickle: a file each would cost more than its bytes
 PARTS = ("analysis", "default_scope", "focus", "layout", "view", "dags")
-_TABLES = (*cache.EVENT_TABLES, *cache.SMALL_TABLES)
 ALLOWED: frozenset[tuple[str, str]] = frozenset(
     {
         ("graphscope.analysis.correlation", "Correlation"),
@@ -84,7 +84,7 @@ def entry_for(path: Path, align_to: str | None) -> Path:
 
 
 def _lengths(trace: Trace) -> dict[str, int]:
-    return {key: len(getattr(trace, key)) for key in _TABLES}
+    return {key: len(table) for key, table in trace.tables().items()}
 
 
 def _address(array: np.ndarray) -> tuple:
@@ -101,11 +101,11 @@ class _Writer(pickle.Pickler):
     def __init__(self, file: BinaryIO, folder: Path, trace: Trace) -> None:
         super().__init__(file, protocol=5)
         self.folder, self.trace = folder, trace
-        self.tables = {id(getattr(trace, key)): key for key in _TABLES}
+        self.tables = {id(table): key for key, table in trace.tables().items()}
         self.columns = {
             _address(array): (key, name)
-            for key in _TABLES
-            for name, array in getattr(trace, key)._columns.items()
+            for key, table in trace.tables().items()
+            for name, array in table.arrays.items()
             if array.nbytes
         }
         self.written: dict[int, tuple[str, np.ndarray]] = {}  # id -> (file, array): each array written once
@@ -138,7 +138,7 @@ class _Writer(pickle.Pickler):
         if isinstance(obj, Table):
             if obj.deferred:
                 raise pickle.PicklingError("a derived table with columns not read yet")
-            return Table, (obj._columns,)
+            return Table, (dict(obj.arrays),)
         if isinstance(obj, np.memmap):  # a small slice of a mapped column: kept as a plain array
             return np.asarray, (obj.view(np.ndarray),)
         return NotImplemented
@@ -149,7 +149,7 @@ class _Reader(pickle.Unpickler):
         super().__init__(file)
         self.folder, self.trace, self.files = folder, trace, files
         self.loaded: dict[str, np.ndarray] = {}
-        self.longest = max(len(getattr(trace, key)) for key in _TABLES)
+        self.longest = max(len(table) for table in trace.tables().values())
 
     def persistent_load(self, pid: Any) -> Any:
         if not isinstance(pid, tuple) or not pid:
@@ -159,7 +159,7 @@ class _Reader(pickle.Unpickler):
             return self.trace
         if kind == "symbols" and not rest:
             return self.trace.symbols
-        if kind in ("table", "column") and rest and rest[0] in _TABLES:
+        if kind in ("table", "column") and rest and rest[0] in ALL_KEYS:
             table = getattr(self.trace, rest[0])
             if kind == "table" and len(rest) == 1:
                 return table

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphscope.trace import cache, load_trace
+from graphscope.trace import cache, load_trace, tables
 from tests.conftest import DATA, FORKJOIN
 
 KINETO = DATA / "kineto" / "h200_torch_linear_capture.json.gz"
@@ -39,7 +39,7 @@ def _mapped(array: np.ndarray) -> bool:
 
 
 def _same(a, b) -> None:
-    for key in (*cache.EVENT_TABLES, *cache.SMALL_TABLES):
+    for key in tables.ALL_KEYS:
         ta, tb = getattr(a, key), getattr(b, key)
         assert len(ta) == len(tb) and set(ta.columns) | set(ta.deferred) == set(tb.columns) | set(tb.deferred)
         for name in set(ta.columns) | set(ta.deferred):
@@ -58,7 +58,7 @@ def test_a_second_open_is_the_same_trace_from_memory_mapped_columns(own_cache, t
     entry = _written(path)
     assert entry.parent == own_cache / "traces" and not list(tmp_path.glob("*.npy"))  # never beside the file
     second = load_trace(path)
-    assert _mapped(second.kernels._columns["start"])
+    assert _mapped(second.kernels.arrays["start"])
     _same(first, second)
     with pytest.raises(ValueError):  # read-only: nothing may change the cached columns in place
         second.kernels.start[0] = 0
@@ -80,7 +80,7 @@ def test_deferred_columns_are_read_from_the_file_and_then_kept(own_cache, tmp_pa
         assert time.time() < deadline
         time.sleep(0.05)
     third = load_trace(path)
-    assert "grid_x" in third.kernels.columns and _mapped(third.kernels._columns["grid_x"])
+    assert "grid_x" in third.kernels.columns and _mapped(third.kernels.arrays["grid_x"])
 
 
 def test_a_changed_file_misses_and_a_damaged_entry_is_rebuilt(own_cache, tmp_path):

@@ -14,7 +14,7 @@ import pytest
 
 from graphscope import cli
 from graphscope.core import answer_cache
-from graphscope.trace import cache, load_trace
+from graphscope.trace import cache, load_trace, tables
 from tests.conftest import FORKJOIN
 
 EXPECTED_TOTAL = 409_630  # the fork/join trace's kernel time, SUM("end" - start) in SQL
@@ -151,7 +151,7 @@ def test_a_damaged_column_entry_is_removed_and_the_file_read_again(path, capsys,
     if opened is not None:  # the manifest is whole: the damaged column is refused as it is mapped
         with pytest.raises(ValueError):
             opened.trace_parts(path)
-            for key in cache.EVENT_TABLES:
+            for key in tables.KEYS:
                 opened.columns(key)
     _entry(path)  # made again
     damage(cache.entry_for(path))
