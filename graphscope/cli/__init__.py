@@ -110,8 +110,10 @@ def _escape_what_streams_cannot_encode() -> None:
     from graphscope.core.text import STREAM_ERRORS
 
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(AttributeError, ValueError, OSError):
-            stream.reconfigure(errors=STREAM_ERRORS)
+        reconfigure = getattr(stream, "reconfigure", None)  # a text stream's; not a replaced one's
+        with contextlib.suppress(ValueError, OSError):
+            if reconfigure is not None:
+                reconfigure(errors=STREAM_ERRORS)
 
 
 def console() -> None:
