@@ -80,6 +80,9 @@ def _add_open(sub: argparse._SubParsersAction) -> None:
         metavar="KIND:WHAT",
         help="select and zoom to graph:N, kernel:N (both counted from 1), kernel:NAME or nvtx:NAME",
     )
+    p.add_argument(
+        "--capture", type=Path, action="append", metavar="FILE", help="a trace of the graphs' capture to attach"
+    )
     _add_cache_option(p)
     p.set_defaults(handler=_cmd_open)
 
@@ -703,7 +706,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _cmd_open(args: argparse.Namespace) -> int:
     from graphscope.app.main import run_gui
 
-    return run_gui(args.file, screenshot=args.screenshot, size=args.size, select=args.select)
+    return run_gui(args.file, screenshot=args.screenshot, size=args.size, select=args.select, captures=args.capture)
 
 
 def _cmd_gui(args: argparse.Namespace) -> int:

@@ -1,0 +1,125 @@
+"""File > Attach capture trace…: a separate capture trace names the replayed kernels' modules in the Kernels
+table, the DAG and Details; computed off the GUI thread, said in one line, remembered per trace.
+
+The pair is the shipped H200 torch.nn.Linear capture/replay (tests/data/kineto), the one the attribution
+tests use: 5 replays of a 2-kernel graph (gemm for Linear_0's addmm, then relu's elementwise kernel)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import threading
+
+from graphscope.analysis.capture_ops import node_attribution
+from graphscope.app.dag_view import NodeItem
+from graphscope.cli import main
+from graphscope.view import attached
+from graphscope.view.layout import KERNEL
+from graphscope.view.module_stats import NOT_ATTRIBUTED
+from tests.conftest import H200_NODE
+
+KINETO = H200_NODE.parent / "kineto"
+CAPTURE, REPLAY = KINETO / "h200_torch_linear_capture.json.gz", KINETO / "h200_torch_linear_replay.json.gz"
+NO_CAPTURE = KINETO / "hta__triton_example.json.gz"  # a real PyTorch-profiler trace without stream capture
+
+
+def _replayed_kernels() -> int:
+    """The second way: the replay's kernels launched by a cudaGraphLaunch, counted in the plain JSON."""
+    events = json.loads(gzip.decompress(REPLAY.read_bytes()))["traceEvents"]
+    launches = {e["args"]["correlation"] for e in events if e.get("name") == "cudaGraphLaunch"}
+    return sum(1 for e in events if e.get("cat") == "kernel" and e["args"]["correlation"] in launches)
+
+
+def _attach(window, qtbot, paths):
+    with qtbot.waitSignal(window.capture_attached, timeout=30_000) as blocker:
+        window.attach_captures(paths)
+    return blocker.args[0]
+
+
+def test_an_attached_capture_names_modules_in_the_table_the_dag_and_details(
+    window, open_trace, qtbot, monkeypatch, capsys
+):
+    threads = []
+    real = attached.attach
+    monkeypatch.setattr(
+        "graphscope.app.attach_capture.attach",
+        lambda *a, **k: threads.append(threading.current_thread()) or real(*a, **k),
+    )
+    document = open_trace(REPLAY)
+    assert not window.graph_panel.colour_by.isEnabled()  # the replay alone names no module
+    found = _attach(window, qtbot, [CAPTURE])
+    assert threads and threads[0] is not threading.main_thread()
+    kernels = _replayed_kernels()
+    assert kernels == 10
+    assert found.message().startswith(f"capture {CAPTURE.name}: {kernels} of {kernels} replayed kernels attributed")
+    assert "a module 74%" in found.message() and window.status_label.text() == found.message()
+    # the Kernels table, by module: shown, with the shares `summary --capture --json` gives
+    stats = window.stats
+    assert stats.by_module()
+    qtbot.waitUntil(lambda: stats.modules.rows != [], timeout=30_000)
+    assert main(["summary", str(REPLAY), "--capture", str(CAPTURE), "--json", "--no-cache"]) == 0
+    summary = json.loads(capsys.readouterr().out)["capture_attribution"]
+    (linear,) = summary["modules"]
+    rows = {r.module: r for r in stats.modules.rows}
+    assert rows["Linear_0"].gpu_ns == linear["gpu_ns"] and rows["Linear_0"].kernels == 5
+    assert abs(found.coverage["module"] - summary["coverage"]["module"]) < 1e-9
+    assert set(rows) == {"Linear_0", NOT_ATTRIBUTED} and CAPTURE.name in stats.note.text()
+    # the DAG: coloured by module now
+    panel = window.graph_panel
+    qtbot.waitUntil(lambda: panel.colour_by.isEnabled(), timeout=30_000)
+    assert panel.colour_by.currentText() == "module" and "Linear_0" in panel.legend.text()
+    tips = [i.toolTip() for i in window.dag_view.scene().items() if isinstance(i, NodeItem)]
+    assert any("made inside module Linear_0" in tip for tip in tips)
+    # Details on a replayed gemm: its operator, module and line
+    kernels, names = document.trace.kernels, document.trace.symbols
+    gemm = next(r for r in range(len(kernels)) if "gemm" in names.name(int(kernels.short_name[r])))
+    window.timeline.select(KERNEL, gemm)
+    text = window.details.toPlainText()
+    assert "module\nLinear_0" in text, text  # the table's cells, a line each
+    assert "aten::addmm" in text and "torchprof.py(31)" in text
+
+
+def test_a_capture_that_matches_nothing_says_so_in_one_line_and_changes_nothing(window, open_trace, qtbot):
+    document = open_trace(REPLAY)
+    own = node_attribution(document.trace)
+    found = _attach(window, qtbot, [NO_CAPTURE])
+    assert not found.matched
+    assert found.message() == (
+        f"capture {NO_CAPTURE.name} attributes nothing: it holds no stream capture "
+        "(cudaStreamBeginCapture ... EndCapture)"
+    )
+    assert "\n" not in found.message() and window.status_label.text() == found.message()
+    assert window.attach_box is not None and window.attach_box.text() == found.message()
+    assert node_attribution(document.trace) is own and window.attachment is None
+
+
+def test_the_attachment_is_remembered_for_the_trace_and_forgotten_when_detached(window, open_trace, qtbot):
+    open_trace(REPLAY)
+    _attach(window, qtbot, [CAPTURE])
+    with qtbot.waitSignal(window.capture_attached, timeout=30_000) as blocker:  # opened again: attached again
+        open_trace(REPLAY)
+    assert blocker.args[0].matched and window.attachment is not None
+    window.detach_capture()
+    assert window.attachment is None and "detached" in window.status_label.text()
+    assert window.stats.attached is None
+    with qtbot.assertNotEmitted(window.capture_attached, wait=500):
+        open_trace(REPLAY)
+    assert window._remembered(REPLAY) == []
+
+
+def test_the_open_command_refuses_a_capture_that_is_not_a_trace_in_one_line(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    text = tmp_path / "notes.json"
+    text.write_text("{}")
+    png = tmp_path / "x.png"
+    command = [sys.executable, "-m", "graphscope", "open", str(REPLAY), "--screenshot", str(png)]
+    result = subprocess.run(
+        [*command, "--capture", str(tmp_path / "missing.json")], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 2 and result.stderr.strip().endswith("missing.json: no such file or folder")
+    result = subprocess.run([*command, "--capture", str(text)], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "cannot attach notes.json" in result.stderr
+    assert "Traceback" not in result.stderr and not png.exists()
