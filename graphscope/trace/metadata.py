@@ -35,6 +35,18 @@ def capture_graph_mode(capture: dict[str, str]) -> str | None:
     return None
 
 
+def graph_trace_options(capture: dict[str, str]) -> dict[str, str]:
+    """The graph trace options recorded besides the mode (`...CUDA_GRAPH_TRACE_OPTIONS:<NAME>`), such as
+    whether device-launched graphs were traced (nsys 2025+ `--cuda-graph-trace=...:host-and-device`):
+    {NAME: value} as the file spells them; the key names past MODE are not documented, so none is assumed."""
+    options = {}
+    for key, value in capture.items():
+        name = key.rpartition(_GRAPH_MODE_KEY.rsplit(":", 1)[0] + ":")[2]
+        if name != key and name and not key.endswith(_GRAPH_MODE_KEY):
+            options[name] = value
+    return options
+
+
 def infer_graph_mode(trace: Trace) -> str | None:
     """The graph trace mode: the capture option if recorded, else what the rows show, else None."""
     recorded = capture_graph_mode(trace.info.capture)
