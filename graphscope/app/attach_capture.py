@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QSettings, SignalInstance
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMessageBox, QWidget
 
 from graphscope.app.other_windows import EXPORT_FILTER
@@ -47,6 +48,7 @@ class AttachCapture:
     details_event: tuple[int, int] | None
     capture_attached: SignalInstance
     capture_failed: SignalInstance
+    detach_action: QAction
     _describe_event: Callable[[int, int], None]
 
     def _attach_capture(self) -> None:
@@ -102,11 +104,12 @@ class AttachCapture:
         self.attachment = None
         use(trace, None)
         self._remember(Path(trace.path), [])
-        self._attribution_changed(f"capture {names} detached: the trace's own capture events name the nodes")
+        self._attribution_changed(f"capture {names} detached: the replayed nodes are named from this trace alone")
 
     def _attach_on_open(self) -> None:
         """A new trace's panels are ready: attach what was asked for it, or what was attached last time."""
         self.attachment = None
+        self.detach_action.setEnabled(False)
         if self.attach_task is not None:
             self.attach_task.cancel()
             self.attach_task = None
@@ -148,6 +151,7 @@ class AttachCapture:
         """The trace's attribution is another: the module views and Details are made again from it."""
         document = self.document
         self.status_label.setText(message)
+        self.detach_action.setEnabled(self.attachment is not None)
         if document is None:
             return
         self.stats.attribution_changed(message if self.attachment is not None else None)

@@ -113,9 +113,12 @@ class GraphPanel(QWidget):
             "fill: the node's share of the graph's time, or the nn.Module that made it" + why
         )
         if not known:
-            self.colour_by.blockSignals(True)
+            for box in (self.colour_by, self.fold_modules):  # nothing to colour or fold by (a new trace)
+                box.blockSignals(True)
             self.colour_by.setCurrentText("time share")
-            self.colour_by.blockSignals(False)
+            self.fold_modules.setChecked(False)
+            for box in (self.colour_by, self.fold_modules):
+                box.blockSignals(False)
             self.legend.hide()
 
     def _redraw(self) -> None:

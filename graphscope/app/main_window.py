@@ -210,7 +210,8 @@ class MainWindow(QMainWindow, OtherWindows, AttachCapture):
         file_menu.addSeparator()
         self._action(file_menu, "&Compare with…", self.choose_comparison, "Ctrl+Shift+O")
         self._action(file_menu, "&Attach capture trace…", self.choose_capture, "Ctrl+Shift+A")
-        self._action(file_menu, "&Detach capture trace", self.detach_capture)
+        self.detach_action = self._action(file_menu, "&Detach capture trace", self.detach_capture)
+        self.detach_action.setEnabled(False)  # until a capture trace is attached
         self._action(file_menu, "Open &rank traces (a folder)…", self.choose_ranks, "Ctrl+Shift+R")
         self._action(file_menu, "Open de&mo rank set", self.open_demo_ranks)  # assets/demo_ranks (work-k)
         self._action(file_menu, "&Export report…", self.export_report, "Ctrl+E")

@@ -73,6 +73,7 @@ def test_an_attached_capture_names_modules_in_the_table_the_dag_and_details(
     assert panel.colour_by.currentText() == "module" and "Linear_0" in panel.legend.text()
     tips = [i.toolTip() for i in window.dag_view.scene().items() if isinstance(i, NodeItem)]
     assert any("made inside module Linear_0" in tip for tip in tips)
+    panel.fold_modules.setChecked(True)
     # Details on a replayed gemm: its operator, module and line
     kernels, names = document.trace.kernels, document.trace.symbols
     gemm = next(r for r in range(len(kernels)) if "gemm" in names.name(int(kernels.short_name[r])))
@@ -80,6 +81,9 @@ def test_an_attached_capture_names_modules_in_the_table_the_dag_and_details(
     text = window.details.toPlainText()
     assert "module\nLinear_0" in text, text  # the table's cells, a line each
     assert "aten::addmm" in text and "torchprof.py(31)" in text
+    open_trace(H200_NODE)  # a trace whose nodes have no module: nothing to fold by, unticked
+    qtbot.waitUntil(lambda: panel.nodes is not None, timeout=30_000)
+    assert not panel.fold_modules.isChecked() and not panel.fold_modules.isEnabled()
 
 
 def test_a_capture_that_matches_nothing_says_so_in_one_line_and_changes_nothing(window, open_trace, qtbot):
@@ -98,12 +102,15 @@ def test_a_capture_that_matches_nothing_says_so_in_one_line_and_changes_nothing(
 
 def test_the_attachment_is_remembered_for_the_trace_and_forgotten_when_detached(window, open_trace, qtbot):
     open_trace(REPLAY)
+    assert not window.detach_action.isEnabled()
     _attach(window, qtbot, [CAPTURE])
+    assert window.detach_action.isEnabled()
     with qtbot.waitSignal(window.capture_attached, timeout=30_000) as blocker:  # opened again: attached again
         open_trace(REPLAY)
     assert blocker.args[0].matched and window.attachment is not None
     window.detach_capture()
     assert window.attachment is None and "detached" in window.status_label.text()
+    assert not window.detach_action.isEnabled()
     assert window.stats.attached is None
     with qtbot.assertNotEmitted(window.capture_attached, wait=500):
         open_trace(REPLAY)
