@@ -50,6 +50,8 @@ class AttachCapture:
     capture_failed: SignalInstance
     detach_action: QAction
     _describe_event: Callable[[int, int], None]
+    _set_busy: Callable[..., None]
+    _on_progress: Callable[[float, str], None]
 
     def _attach_capture(self) -> None:
         self.attach_task: Task | None = None
@@ -86,14 +88,22 @@ class AttachCapture:
             self.attach_task.cancel()
         trace = document.trace
         task = self.attach_task = Task(attach, trace, list(paths))
-        task.signals.progressed.connect(lambda _f, message: self._attach_progress(task, message))
+        task.signals.progressed.connect(lambda fraction, message: self._attach_progress(task, fraction, message))
         task.signals.finished.connect(lambda found: self._attached(task, trace, found, remember, remembered))
         task.signals.failed.connect(lambda message: self._attach_failed(task, paths, message, remembered))
+        task.signals.cancelled.connect(lambda: self._attach_cancelled(task))
+        self._set_busy(True, f"attaching {', '.join(p.name for p in paths)}…")  # Cancel stops it
         start_behind(task)
 
-    def _attach_progress(self, task: Task, message: str) -> None:
+    def _attach_progress(self, task: Task, fraction: float, message: str) -> None:
         if task is self.attach_task:
-            self.status_label.setText(message)
+            self._on_progress(fraction, message)
+
+    def _attach_cancelled(self, task: Task) -> None:
+        if task is self.attach_task:
+            self.attach_task = None
+            if self.task is None:  # not cancelled by the opening of another file, whose progress shows
+                self._set_busy(False, "attaching the capture trace cancelled")
 
     def detach_capture(self) -> None:
         """Back to the trace's own attribution; the trace is no longer opened with the capture."""
@@ -124,6 +134,7 @@ class AttachCapture:
         if task is not self.attach_task or self.document is None or trace is not self.document.trace:
             return  # another trace was opened, or another capture attached, meanwhile
         self.attach_task = None
+        self._set_busy(False)
         message = found.message()
         if found.matched:
             self.attachment = found
@@ -141,6 +152,7 @@ class AttachCapture:
         if task is not self.attach_task:
             return
         self.attach_task = None
+        self._set_busy(False)
         line = f"cannot attach {', '.join(p.name for p in paths)}: {message}"
         self.status_label.setText(line)
         if not remembered:

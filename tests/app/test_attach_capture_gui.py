@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 from graphscope.analysis.capture_ops import node_attribution
 from graphscope.app.dag_view import NodeItem
@@ -115,6 +116,28 @@ def test_the_attachment_is_remembered_for_the_trace_and_forgotten_when_detached(
     with qtbot.assertNotEmitted(window.capture_attached, wait=500):
         open_trace(REPLAY)
     assert window._remembered(REPLAY) == []
+
+
+def test_attaching_shows_its_progress_and_cancel_stops_it(window, open_trace, qtbot, monkeypatch):
+    open_trace(REPLAY)
+    started = threading.Event()
+
+    def slow(trace, paths, progress, cancel):  # a capture of a large model takes a while to read
+        progress(0.3, "reading the capture trace")
+        started.set()
+        while not cancel.cancelled:
+            time.sleep(0.005)
+        cancel.check()
+
+    monkeypatch.setattr("graphscope.app.attach_capture.attach", slow)
+    window.attach_captures([CAPTURE])
+    assert window.cancel_button.isVisible() and window.progress.isVisible()
+    qtbot.waitUntil(started.is_set, timeout=10_000)
+    qtbot.waitUntil(lambda: window.progress.value() == 300, timeout=10_000)
+    window.cancel_button.click()
+    qtbot.waitUntil(lambda: window.attach_task is None, timeout=10_000)
+    assert window.status_label.text() == "attaching the capture trace cancelled"
+    assert not window.cancel_button.isVisible() and window.attachment is None
 
 
 def test_the_open_command_refuses_a_capture_that_is_not_a_trace_in_one_line(tmp_path):
