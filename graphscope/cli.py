@@ -81,7 +81,11 @@ def _add_open(sub: argparse._SubParsersAction) -> None:
         help="select and zoom to graph:N, kernel:N (both counted from 1), kernel:NAME or nvtx:NAME",
     )
     p.add_argument(
-        "--capture", type=Path, action="append", metavar="FILE", help="a trace of the graphs' capture to attach"
+        "--capture",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="attach a trace of the graphs' capture (repeat it, or name a folder), as File > Attach capture trace",
     )
     _add_cache_option(p)
     p.set_defaults(handler=_cmd_open)
