@@ -9,7 +9,7 @@ from graphscope.core.launch_kinds import cluster_text, launch_type_text
 from graphscope.core.symbols import display_api_name
 from graphscope.core.units import format_ns, format_time
 from graphscope.trace.cuda_events import event_records
-from graphscope.trace.metadata import graph_trace_options
+from graphscope.trace.metadata import device_graph_launches, graph_trace_options
 from graphscope.view.document import TraceDocument
 
 Fields = list[tuple[str, str]]
@@ -64,11 +64,17 @@ def event_fields(document: TraceDocument, api_row: int) -> Fields:
 
 
 def graph_trace_fields(document: TraceDocument) -> Fields:
-    """The graph trace options the capture recorded besides the mode (device-launched graphs, say)."""
+    """The graph trace options the capture recorded besides the mode (device-launched graphs, say), and
+    how many device-launched graph executions the export traced."""
+    fields: Fields = []
     options = graph_trace_options(document.trace.info.capture)
-    if not options:
-        return []
-    return [("graph trace options", ", ".join(f"{name.lower()} = {value}" for name, value in sorted(options.items())))]
+    if options:
+        text = ", ".join(f"{name.lower()} = {value}" for name, value in sorted(options.items()))
+        fields.append(("graph trace options", text))
+    device = device_graph_launches(document.trace)
+    if device:
+        fields.append(("device-launched graphs", f"{device:,} executions traced whole (not drawn)"))
+    return fields
 
 
 def _record(records, row: int) -> str:

@@ -49,6 +49,14 @@ def _made_newer(export_copy):
         "INSERT INTO META_DATA_CAPTURE (name, value) "
         "VALUES ('PROCESS_0:CUDA_GRAPH_TRACE_OPTIONS:DEVICE_LAUNCH', 'true')"
     )
+    conn.execute(  # CUPTI_ActivityDeviceGraphTrace's fields; Nsight's SQLite form of them is not documented
+        'CREATE TABLE CUPTI_ACTIVITY_KIND_DEVICE_GRAPH_TRACE (start INTEGER, "end" INTEGER, deviceId INTEGER, '
+        "graphId INTEGER, launcherGraphId INTEGER, deviceLaunchMode INTEGER, contextId INTEGER, streamId INTEGER)"
+    )
+    conn.executemany(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_DEVICE_GRAPH_TRACE VALUES (?, ?, 0, 9, 2, 0, 1, 7)",
+        [(t, t + 1000) for t in (1_000, 5_000, 9_000)],
+    )
     conn.commit()
     return path, conn
 
@@ -107,7 +115,9 @@ def test_the_graph_trace_options_beside_the_mode_show_on_a_graph_launch(export_c
     path, _ = _made_newer(export_copy)
     fields = dict(describe(open_document(path), GRAPH_GROUP, 0)[1])
     assert fields["graph trace options"] == "device_launch = true"
-    assert "graph trace options" not in dict(describe(open_document(FORKJOIN), GRAPH_GROUP, 0)[1])
+    assert fields["device-launched graphs"] == "3 executions traced whole (not drawn)"
+    shipped = dict(describe(open_document(FORKJOIN), GRAPH_GROUP, 0)[1])
+    assert "graph trace options" not in shipped and "device-launched graphs" not in shipped
 
 
 @pytest.mark.parametrize("trace", [FORKJOIN, OLD_EXPORT, KINETO_REPLAY])
