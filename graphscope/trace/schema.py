@@ -138,6 +138,17 @@ GRAPH_EVENT_COLUMNS = {
     "graph_exec_id": ColumnSpec("graphExecId", I64, -1),
 }
 
+PRESENT_ONLY = frozenset({"launch_type", "green_context", "cluster_x", "cluster_y", "cluster_z", "cluster_policy"})
+"""Columns newer exports add, read only from a file that has them: filled with defaults they would cost a
+byte a kernel for nothing (the exports before 2025.5 have no cluster columns)."""
+
+
+def in_file(columns: list[str], specs: dict[str, ColumnSpec]) -> dict[str, ColumnSpec]:
+    """The specs read from a table with these `columns`: all but the PRESENT_ONLY ones it lacks."""
+    have = {c.lower() for c in columns}
+    return {n: s for n, s in specs.items() if n not in PRESENT_ONLY or any(x.lower() in have for x in s.sources)}
+
+
 _GPU_KEYS = ("start", "end", "device", "stream", "correlation", "global_pid")
 SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
     "api": ("start", "end", "event_class", "global_tid", "correlation", "name"),

@@ -72,6 +72,7 @@ def test_a_cooperative_clustered_kernel_on_a_green_context_is_described(export_c
     kernels = document.trace.kernels
     first = int(kernels.start.argmin())
     fields = dict(describe(document, KERNEL, first)[1])
+    assert {"launch_type", "green_context", "cluster_x", "cluster_policy"} <= set(kernels.columns)
     sql = conn.execute(
         "SELECT launchType, clusterX, clusterY, clusterZ, clusterSchedulingPolicy, greenContextId "
         "FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start = ?",
@@ -127,6 +128,7 @@ def test_exports_without_the_new_fields_describe_as_before(trace):
     assert "cluster" not in fields and "green context" not in fields
     expected = "regular" if trace.suffix == ".sqlite" else None  # a PyTorch-profiler trace has no launch type
     assert fields.get("launch type") == expected
+    assert not {"cluster_x", "cluster_policy"} & set(document.trace.kernels.columns)  # absent: not even defaults
     if trace == FORKJOIN:  # the real 2025.3 export: records without completion times
         record = _rows_named(document, "cudaEventRecord")[0]
         described = dict(describe(document, API, record)[1])
