@@ -483,6 +483,7 @@ class MainWindow(QMainWindow, OtherWindows, AttachCapture):
 
     def _on_failed(self, path: Path, message: str) -> None:
         self.task = None
+        self.pending_captures = None  # asked for with the file that failed, not for the next one
         self._set_busy(False, f"could not open {path.name}")
         self.load_failed.emit(message)
         if self.isVisible():  # non-blocking, so a failed open never stalls the event loop

@@ -140,6 +140,19 @@ def test_attaching_shows_its_progress_and_cancel_stops_it(window, open_trace, qt
     assert not window.cancel_button.isVisible() and window.attachment is None
 
 
+def test_a_capture_asked_for_while_the_trace_opens_is_attached_once_it_is_open(window, qtbot, tmp_path):
+    broken = tmp_path / "broken.sqlite"
+    broken.write_bytes(H200_NODE.read_bytes()[:20_000])
+    with qtbot.waitSignal(window.load_failed, timeout=30_000):
+        window.open_path(broken)
+        window.attach_captures([CAPTURE])  # asked with a file that then fails: not kept for the next one
+    assert window.pending_captures is None
+    with qtbot.waitSignal(window.capture_attached, timeout=30_000) as blocker:  # as `open --capture` does
+        window.open_path(REPLAY)
+        window.attach_captures([CAPTURE])
+    assert blocker.args[0].matched and window.document.trace.path == REPLAY
+
+
 def test_the_open_command_refuses_a_capture_that_is_not_a_trace_in_one_line(tmp_path):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config")}
     text = tmp_path / "notes.json"
