@@ -188,7 +188,7 @@ def anatomy(trace: Trace, work: Table, graphs, launches) -> Anatomy | None:
     mode = _modes(rows)
     rows["captures"], rows["capture_calls"] = _captures(trace, launches, step_start, step_end)
     table = Table({"start": step_start, "end": step_end, **rows, "mode": mode})
-    shapes = step_shapes(trace, step_start, step_end)
+    shapes = step_shapes(trace, step_start, step_end) if (np.diff(mode) != 0).any() else None  # for changes()
     return Anatomy(table, _names(trace, step_start, step_end), source, graph_ids, shapes)
 
 

@@ -38,12 +38,16 @@ def step_shapes(trace: Trace, start: np.ndarray, end: np.ndarray) -> Shapes | No
     rows, step, at = rows[inside], step[inside], at[inside]
     order = np.lexsort((at, step))  # by step, then start: a pair's first row in a step is its first run
     rows, step = rows[order], step[order]
-    pairs = np.stack([step, nvtx.text[rows].astype(np.int64), nvtx.shapes[rows].astype(np.int64)], axis=1)
-    _, first = np.unique(pairs, axis=0, return_index=True)
+    # one int64 per (operator, shapes) (symbol ids under 2**31), then per (step, pair): 1-D uniques, which
+    # took a tenth of np.unique(axis=0)'s time over 2M rows
+    pair_key = (nvtx.text[rows].astype(np.int64) << 31) | nvtx.shapes[rows].astype(np.int64)
+    pair_keys, pair = np.unique(pair_key, return_inverse=True)
+    _, first = np.unique(step * len(pair_keys) + pair.reshape(-1), return_index=True)
+    first = np.sort(first)
     names = trace.symbols
     per_step: list[list[tuple[str, str]]] = [[] for _ in range(len(start))]
-    for s, text, shapes in pairs[np.sort(first)].tolist():
-        per_step[s].append((names.name(text), names.name(shapes)))
+    for s, key in zip(step[first].tolist(), pair_keys[pair.reshape(-1)[first]].tolist(), strict=True):
+        per_step[s].append((names.name(key >> 31), names.name(key & ((1 << 31) - 1))))
     return [tuple(pairs) for pairs in per_step]
 
 
