@@ -230,7 +230,7 @@ def read_events(
     wanted = set(keys)
     tables = {key: table if key in wanted else None for key, table in parts.tables.items()}
     eager = {key: _eager_names(key, columns) for key in TABLES}
-    specs = {key: schema.in_file(db.columns(tables[key]) if tables[key] else [], TABLES[key][1]) for key in TABLES}
+    specs = {key: schema.in_file(db.columns(t) if (t := tables[key]) else [], TABLES[key][1]) for key in TABLES}
     requests = {key: (tables[key], {n: s for n, s in specs[key].items() if n in eager[key]}) for key in TABLES}
 
     def finish(key: str, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
