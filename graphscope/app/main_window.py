@@ -48,6 +48,8 @@ from graphscope.app.tune_panel import TunePanel
 from graphscope.app.workers import Task, start_behind
 from graphscope.core.progress import CancelToken, ProgressCallback
 from graphscope.graph.model import Dag
+from graphscope.trace.cuda_events import event_records
+from graphscope.trace.model import Trace
 from graphscope.view.describe import describe, describe_nodes, idle_details
 from graphscope.view.document import (
     ScopedView,
@@ -385,7 +387,7 @@ class MainWindow(QMainWindow, OtherWindows, AttachCapture):
         self._show_idle_details(self.current_view.summary)
         if self.preload is not None:
             self.preload.cancel()
-        self.preload = start_behind(Task(load_remaining_columns, document.trace))  # details and exports need them
+        self.preload = start_behind(Task(_preload_for_details, document.trace))  # details and exports need them
         self._attach_on_open()  # a capture trace asked for, or attached to this trace before
         self.loaded.emit(document)
 
@@ -596,6 +598,15 @@ def _scrolling(widget: QWidget) -> QScrollArea:
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)
     return area
+
+
+def _preload_for_details(trace: Trace, progress: ProgressCallback, cancel: CancelToken) -> Trace:
+    """The columns the first frame did not need, then the export's CUDA event records (Details of an
+    event record or wait reads them: trace/cuda_events.py), so no click waits for the file."""
+    load_remaining_columns(trace, progress, cancel)
+    cancel.check()
+    event_records(trace)
+    return trace
 
 
 def _open_for_the_window(
