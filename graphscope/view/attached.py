@@ -35,7 +35,7 @@ class Attachment:
     paths: list[Path]
     nodes: NodeAttribution | None
     kernels: int  # replayed kernels (every replay of every kernel node)
-    attributed: int  # of them, those whose node the capture attributes
+    attributed: int  # of them, those whose node the capture names something of (operator, module, line...)
     coverage: dict[str, Any] = field(default_factory=dict)  # share of replay GPU time with each field
     graphs: int = 0  # graphs the replay ran
     unmatched: int = 0  # of them, those no capture matches
@@ -95,6 +95,10 @@ def attach(
     matched = np.zeros(len(nodes.node), bool)  # by the capture: not by the trace's own creation events
     for graph in meta["graphs"]:
         matched[nodes.rows_of(graph["graph"])] = True
+    told = np.zeros(len(nodes.node), bool)  # a field known: where several captures disagree, none may be
+    for name in ("operator", "module", "shapes", "frame"):  # the call alone (api) names no code
+        told |= nodes.fields[name] >= 0
+    matched &= told
     graphs = len(nodes.graphs())
     found = Attachment(
         paths=files,
@@ -111,8 +115,10 @@ def attach(
         reason = "this trace holds no graph replays with their work (profile in node mode)"
     elif not meta["windows"]:
         reason = "it holds no stream capture (cudaStreamBeginCapture ... EndCapture)"
-    elif not np.any(matched):
+    elif not meta["graphs"]:
         reason = f"no graph the replay ran ({graphs}) matches one of its captures (node counts or kinds differ)"
+    elif not np.any(matched):
+        reason = "the captures that match the replay's graphs disagree on every node (several of one shape)"
     if reason is not None:
         found.nodes, found.attributed, found.reason = None, 0, reason
     return found

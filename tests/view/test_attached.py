@@ -3,6 +3,7 @@ report then counts the capture's modules (report/sides.py reads the trace's held
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 
@@ -52,3 +53,27 @@ def test_a_folder_of_captures_and_a_replay_with_creation_events(tmp_path):
     found = attach(export, [CAPTURE])
     assert not found.matched and found.attributed == 0
     assert found.message().startswith(f"capture {CAPTURE.name} attributes nothing: no graph the replay ran (")
+
+
+def test_two_captures_of_one_shape_that_disagree_on_every_node_attribute_nothing(tmp_path):
+    """A second capture of the same shape made by other code (its operators, module and line renamed in
+    a copy of the shipped capture): the replay's one graph matches both, they agree on no operator,
+    module or line, so nothing is attributed and the line says why."""
+    doc = json.loads(gzip.decompress(CAPTURE.read_bytes()))
+    for event in doc["traceEvents"]:
+        name = event.get("name", "")
+        if event.get("cat") == "cpu_op":
+            event["name"] = f"{name}_other"
+        elif name.startswith("nn.Module: "):
+            event["name"] = name.replace("Linear_0", "Linear_9")
+        elif name.startswith("torchprof.py("):
+            event["name"] = name.replace("torchprof.py", "other.py")
+    shutil.copy(CAPTURE, tmp_path / "a.json.gz")
+    (tmp_path / "b.json.gz").write_bytes(gzip.compress(json.dumps(doc).encode()))
+    found = attach(load_trace(REPLAY), [tmp_path])
+    assert not found.matched and found.attributed == 0 and found.kernels == 10
+    assert found.message().endswith(
+        "the captures that match the replay's graphs disagree on every node (several of one shape)"
+    )
+    alone = attach(load_trace(REPLAY), [tmp_path / "b.json.gz"])  # the renamed capture alone: its own names
+    assert alone.matched and alone.nodes.text("module", int(alone.nodes.fields["module"].argmax())) == "Linear_9"
