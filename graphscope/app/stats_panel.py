@@ -270,6 +270,11 @@ class StatsPanel(QWidget):
         rows = self.modules.rows
         if not rows:
             self.note.setText("no graph replays with their work in the trace (profile in node mode)")
+        elif all(r.module == "(not attributed)" for r in rows) and self.attached:
+            self.note.setText(
+                "the attached capture names no module for any replayed node (torch.profiler "
+                "records modules with with_modules=True)"
+            )
         elif all(r.module == "(not attributed)" for r in rows):
             self.note.setText(
                 "the trace's capture names no module for any replayed node (torch.profiler records modules "

@@ -153,6 +153,19 @@ def test_a_capture_asked_for_while_the_trace_opens_is_attached_once_it_is_open(w
     assert blocker.args[0].matched and window.document.trace.path == REPLAY
 
 
+def test_a_capture_recorded_without_modules_is_told_apart(window, open_trace, qtbot, tmp_path):
+    doc = json.loads(gzip.decompress(CAPTURE.read_bytes()))
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if not e.get("name", "").startswith("nn.Module: ")]
+    bare = tmp_path / "capture_without_modules.json.gz"
+    bare.write_bytes(gzip.compress(json.dumps(doc).encode()))
+    open_trace(REPLAY)
+    found = _attach(window, qtbot, [bare])
+    assert found.matched and "a module 0%" in found.message()
+    qtbot.waitUntil(lambda: window.stats.modules.rows != [], timeout=30_000)
+    assert window.stats.note.text().startswith("the attached capture names no module for any replayed node")
+    assert bare.name in window.stats.note.text()
+
+
 def test_the_open_command_refuses_a_capture_that_is_not_a_trace_in_one_line(tmp_path):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config")}
     text = tmp_path / "notes.json"
