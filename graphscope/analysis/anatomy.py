@@ -29,6 +29,7 @@ from graphscope.analysis import intervals, step_ranges
 from graphscope.analysis.capture import capture_marks
 from graphscope.analysis.launch import api_kinds
 from graphscope.analysis.scope import Scope, nvtx_ranges
+from graphscope.analysis.step_shapes import Shapes, shape_causes, step_shapes
 from graphscope.core.events import NODE_WORK, Activity, ApiKind
 from graphscope.core.rules import (
     GRAPH_BODY_SHARE,
@@ -73,6 +74,7 @@ class Anatomy:
     names: list[str]
     source: str  # "3 ranges 'graph_*' + 3 ranges 'eager_*'"
     graph_ids: list[np.ndarray]  # per step, the distinct graph ids it launched
+    shapes: Shapes | None = None  # per step, operator input shapes (analysis/step_shapes.py)
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -186,7 +188,8 @@ def anatomy(trace: Trace, work: Table, graphs, launches) -> Anatomy | None:
     mode = _modes(rows)
     rows["captures"], rows["capture_calls"] = _captures(trace, launches, step_start, step_end)
     table = Table({"start": step_start, "end": step_end, **rows, "mode": mode})
-    return Anatomy(table, _names(trace, step_start, step_end), source, graph_ids)
+    shapes = step_shapes(trace, step_start, step_end) if (np.diff(mode) != 0).any() else None  # for changes()
+    return Anatomy(table, _names(trace, step_start, step_end), source, graph_ids, shapes)
 
 
 def _captures(trace: Trace, launches, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -338,11 +341,13 @@ def _names(trace: Trace, start: np.ndarray, end: np.ndarray) -> list[str]:
 
 def changes(found: Anatomy) -> list[dict[str, object]]:
     """Every step whose mode differs from the step before, with what the trace shows of why: which of the
-    two had no graph launch, a capture inside it, a graph launched for the first time, or other counts of
-    graph launches or eager kernels; `returns` when the step after goes back (a one-step departure)."""
+    two had no graph launch, a capture inside it, a graph launched for the first time, an operator shape
+    never seen before (where shapes are recorded), or other counts of graph launches or eager kernels;
+    `returns` when the step after goes back (a one-step departure)."""
     steps, names, modes = found.steps, found.names, found.modes
     seen: set[int] = set()
     result = []
+    shapes = shape_causes(found.shapes, modes) if found.shapes is not None else {}
     for i in range(len(found)):
         new = sorted(set(found.graph_ids[i].tolist()) - seen) if i else []
         if i == 0 or modes[i] == modes[i - 1]:
@@ -360,6 +365,10 @@ def changes(found: Anatomy) -> list[dict[str, object]]:
                 )
         if new and i > 0:
             why.append(f"{names[i]}: graph {', '.join(map(str, new))} launched for the first time")
+        unseen = shapes.get(i, [])
+        if unseen:
+            more = f" and {len(unseen) - 1:,} more operator shapes new in the step" if len(unseen) > 1 else ""
+            why.append(f"{names[i]}: a shape never seen before: {unseen[0]}{more}")
         for column, noun in (("graph_launches", "graph launches"), ("island_kernels", "eager kernels")):
             a, b = int(steps[column][i - 1]), int(steps[column][i])
             if a != b and (column != "graph_launches" or (a and b)):

@@ -21,7 +21,7 @@ from graphscope.analysis.attribution_match import Window, match, windows
 from graphscope.analysis.attribution_nsight import attribute_created
 from graphscope.trace.model import Trace
 
-__all__ = ["NO_OPERATOR", "attribute", "attribution", "captures", "made_by"]
+__all__ = ["NO_OPERATOR", "attribute", "attribution", "captures", "hold", "made_by"]
 DETAILS = (("operator", "operator"), ("module", "module"), ("shapes", "input shapes"), ("frame", "line"))
 _HELD: dict[int, NodeAttribution] = {}
 
@@ -126,9 +126,21 @@ def node_attribution(trace: Trace) -> NodeAttribution:
     key = id(trace)
     found = _HELD.get(key)
     if found is None:
-        found = _HELD[key] = attribution(trace)[0]
+        found = _HELD.setdefault(key, attribution(trace)[0])  # an attachment held meanwhile wins
         weakref.finalize(trace, _HELD.pop, key, None)
     return found
+
+
+def hold(trace: Trace, nodes: NodeAttribution | None) -> None:
+    """Make `nodes` the trace's attribution for Details and the panels (a capture trace attached in the
+    GUI: view/attached.py); None gives it back its own."""
+    key = id(trace)
+    if nodes is None:
+        _HELD.pop(key, None)
+        return
+    if key not in _HELD:
+        weakref.finalize(trace, _HELD.pop, key, None)
+    _HELD[key] = nodes
 
 
 def made_by(trace: Trace, node: int) -> list[tuple[str, str]]:

@@ -82,7 +82,7 @@ class GraphPanel(QWidget):
             [f"graph {dag.graph_id} from the trace: {len(dag.nodes)} nodes (edges unknown)" for dag in dags]
         )
         self.source = "trace"
-        self.trace, self.nodes, self.colours = trace, None, {}
+        self.trace, self.nodes, self.colours, self.module_task = trace, None, {}, None
         self._modules_known(False)
         if dags:
             self.dag_view.show_dag(dags[0])
@@ -90,12 +90,12 @@ class GraphPanel(QWidget):
             self.dag_view.show_message(no_graph_message(graph_trace_mode))
         if dags and trace is not None:
             task = Task(_attribution, trace, self.attribution)
-            task.signals.finished.connect(lambda found: self._attributed(trace, found))
+            task.signals.finished.connect(lambda found: self._attributed(task, trace, found))
             self.module_task = start_behind(task)
 
-    def _attributed(self, trace: Trace, found: tuple[NodeAttribution, dict[str, RGB]]) -> None:
-        if trace is not self.trace or self.source != "trace":
-            return  # another file, or a live capture, came meanwhile
+    def _attributed(self, task: Task, trace: Trace, found: tuple[NodeAttribution, dict[str, RGB]]) -> None:
+        if task is not self.module_task or trace is not self.trace or self.source != "trace":
+            return  # another file, a live capture or an attached capture came meanwhile
         self.module_task = None
         self.nodes, self.colours = found
         self._modules_known(bool(self.colours))
@@ -113,9 +113,12 @@ class GraphPanel(QWidget):
             "fill: the node's share of the graph's time, or the nn.Module that made it" + why
         )
         if not known:
-            self.colour_by.blockSignals(True)
+            for box in (self.colour_by, self.fold_modules):  # nothing to colour or fold by (a new trace)
+                box.blockSignals(True)
             self.colour_by.setCurrentText("time share")
-            self.colour_by.blockSignals(False)
+            self.fold_modules.setChecked(False)
+            for box in (self.colour_by, self.fold_modules):
+                box.blockSignals(False)
             self.legend.hide()
 
     def _redraw(self) -> None:

@@ -105,9 +105,14 @@ def save_image(image: QPixmap, path: Path) -> None:
 
 
 def run_gui(
-    path: Path | None, screenshot: Path | None = None, size: str = "1600x1000", select: str | None = None
+    path: Path | None,
+    screenshot: Path | None = None,
+    size: str = "1600x1000",
+    select: str | None = None,
+    captures: list[Path] | None = None,
 ) -> int:
     """Open the main window on `path` (the bundled demo when None); with `screenshot`, save and exit.
+    `captures`: capture traces to attach to it (File > Attach capture trace…); a screenshot waits for them.
 
     A screenshot ignores the saved window layout and recent files (the same command gives the same
     picture) and leaves them untouched.
@@ -123,10 +128,15 @@ def run_gui(
         refuse_inputs(screenshot, [path], "--screenshot")
     if path is not None and not Path(path).exists():
         raise BadInputError(f"{path}: no such file or folder")
+    for capture in captures or []:
+        if not Path(capture).exists():
+            raise BadInputError(f"--capture {capture}: no such file or folder")
     check_display(screenshot is not None)
     ranks = Path(path) if path is not None and Path(path).is_dir() else None  # a job's rank traces
     if ranks is not None and screenshot is not None:
         raise BadInputError(f"{path}: --screenshot takes a trace file, not a folder of rank traces")
+    if ranks is not None and captures:
+        raise BadInputError(f"{path}: --capture attaches to one replay trace, not a folder of rank traces")
     target = Path(path) if path is not None else demo_trace()
     early = _start_loading(target) if ranks is None else None  # reading overlaps Qt's start-up (~0.5 s)
     from graphscope.trace.bulk import reader_ready
@@ -187,12 +197,16 @@ def run_gui(
                 fail(f"--screenshot {exc.message}")
             app.quit()
 
-        window.loaded.connect(lambda _document: outcome["status"] or QTimer.singleShot(200, save))
+        ready = window.capture_attached if captures else window.loaded  # the picture shows the attachment
+        ready.connect(lambda _found: outcome["status"] or QTimer.singleShot(200, save))
         window.load_failed.connect(fail)
+        window.capture_failed.connect(fail)
     if ranks is not None:
         window.open_ranks(ranks)  # the overview; a double-clicked rank opens in this window
     else:
         window.open_path(target, early=early)
+        if captures:
+            window.attach_captures([Path(c) for c in captures])
     app.exec()
     window.cancel_loading()  # background reads end before Qt objects go away
     wait_for_tasks(30_000)

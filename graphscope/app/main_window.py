@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from graphscope import __version__
 from graphscope.analysis.scope import Scope
+from graphscope.app.attach_capture import AttachCapture
 from graphscope.app.find_bar import FindBar
 from graphscope.app.graph_panel import GraphPanel
 from graphscope.app.lanes_panel import LanesPanel
@@ -47,6 +48,8 @@ from graphscope.app.tune_panel import TunePanel
 from graphscope.app.workers import Task, start_behind
 from graphscope.core.progress import CancelToken, ProgressCallback
 from graphscope.graph.model import Dag
+from graphscope.trace.cuda_events import event_records
+from graphscope.trace.model import Trace
 from graphscope.view.describe import describe, describe_nodes, idle_details
 from graphscope.view.document import (
     ScopedView,
@@ -72,7 +75,7 @@ KEYBOARD = "\n".join(
     (
         "Timeline: " + SHORTCUTS,
         "Files: Ctrl+O open · Ctrl+Shift+O compare with another trace · Ctrl+Shift+R a job's rank traces · "
-        "Ctrl+E export a report · "
+        "Ctrl+Shift+A attach a capture trace · Ctrl+E export a report · "
         "Ctrl+] / Ctrl+[ next / previous window of a large file · Ctrl+Q quit (every window)",
         "Find: Ctrl+F find on the timeline · Enter / F3 next match · Shift+Enter / Shift+F3 previous · "
         "double-click a Kernels row: its next kernel",
@@ -86,9 +89,11 @@ INSPECTOR_WIDTH, INSPECTOR_MIN_WIDTH = 380, 280  # px: at 110 px (a restored sta
 BOTTOM_DOCK_HEIGHT = 260  # px: the Kernels dock's height; above a third of the window it hid the lanes
 
 
-class MainWindow(QMainWindow, OtherWindows):
+class MainWindow(QMainWindow, OtherWindows, AttachCapture):
     loaded = Signal(object)  # the TraceDocument
     load_failed = Signal(str)
+    capture_attached = Signal(object)  # a view.attached.Attachment (it may have matched nothing)
+    capture_failed = Signal(str)
 
     def __init__(self, persist: bool = True) -> None:
         """With `persist` False (a screenshot) the saved layout and recent files are neither read nor written."""
@@ -139,6 +144,7 @@ class MainWindow(QMainWindow, OtherWindows):
         self.tune_panel = TunePanel()
         self.plan_panel = PlanPanel()
         self._other_windows()
+        self._attach_capture()
         self._docks()
         self._menus()
         self._status()
@@ -205,6 +211,9 @@ class MainWindow(QMainWindow, OtherWindows):
         self.recent = RecentFiles(self.settings, file_menu.addMenu("Open &recent"), self.open_path, self.persist)
         file_menu.addSeparator()
         self._action(file_menu, "&Compare with…", self.choose_comparison, "Ctrl+Shift+O")
+        self._action(file_menu, "&Attach capture trace…", self.choose_capture, "Ctrl+Shift+A")
+        self.detach_action = self._action(file_menu, "&Detach capture trace", self.detach_capture)
+        self.detach_action.setEnabled(False)  # until a capture trace is attached
         self._action(file_menu, "Open &rank traces (a folder)…", self.choose_ranks, "Ctrl+Shift+R")
         self._action(file_menu, "Open de&mo rank set", self.open_demo_ranks)  # assets/demo_ranks (work-k)
         self._action(file_menu, "&Export report…", self.export_report, "Ctrl+E")
@@ -325,7 +334,7 @@ class MainWindow(QMainWindow, OtherWindows):
         start_behind(self.task)
 
     def cancel_loading(self) -> None:
-        for task in (self.task, self.preload):
+        for task in (self.task, self.preload, self.attach_task):
             if task is not None:
                 task.cancel()
 
@@ -378,7 +387,8 @@ class MainWindow(QMainWindow, OtherWindows):
         self._show_idle_details(self.current_view.summary)
         if self.preload is not None:
             self.preload.cancel()
-        self.preload = start_behind(Task(load_remaining_columns, document.trace))  # details and exports need them
+        self.preload = start_behind(Task(_preload_for_details, document.trace))  # details and exports need them
+        self._attach_on_open()  # a capture trace asked for, or attached to this trace before
         self.loaded.emit(document)
 
     def _on_lane_flattened(self, key: str, flat: bool) -> None:
@@ -475,6 +485,7 @@ class MainWindow(QMainWindow, OtherWindows):
 
     def _on_failed(self, path: Path, message: str) -> None:
         self.task = None
+        self.pending_captures = None  # asked for with the file that failed, not for the next one
         self._set_busy(False, f"could not open {path.name}")
         self.load_failed.emit(message)
         if self.isVisible():  # non-blocking, so a failed open never stalls the event loop
@@ -587,6 +598,15 @@ def _scrolling(widget: QWidget) -> QScrollArea:
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)
     return area
+
+
+def _preload_for_details(trace: Trace, progress: ProgressCallback, cancel: CancelToken) -> Trace:
+    """The columns the first frame did not need, then the export's CUDA event records (Details of an
+    event record or wait reads them: trace/cuda_events.py), so no click waits for the file."""
+    load_remaining_columns(trace, progress, cancel)
+    cancel.check()
+    event_records(trace)
+    return trace
 
 
 def _open_for_the_window(

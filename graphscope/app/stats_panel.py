@@ -178,6 +178,7 @@ class StatsPanel(QWidget):
         self.attribution: Callable[[Trace], NodeAttribution] = node_attribution  # tests give a capture's
         self.module_task: Task | None = None
         self.modules_of: Trace | None = None  # the trace whose modules the table holds
+        self.attached: str | None = None  # what an attached capture trace attributed (app/attach_capture.py)
         self.proxy = QSortFilterProxyModel()
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(SORT_ROLE)
@@ -223,7 +224,7 @@ class StatsPanel(QWidget):
     def set_stats(self, stats: Table, symbols: SymbolTable, trace: Trace | None = None) -> None:
         self.model.set_stats(stats, symbols)
         if trace is not None and trace is not self.trace:
-            self.trace = trace
+            self.trace, self.attached = trace, None
             if self.by_module():
                 self._on_group("module")
         self.table.resizeColumnsToContents()
@@ -251,13 +252,13 @@ class StatsPanel(QWidget):
         self.note.show()
         trace = self.trace
         task = Task(_module_rows, trace, self.attribution)
-        task.signals.finished.connect(lambda rows: self._modules_found(trace, rows))
+        task.signals.finished.connect(lambda rows: self._modules_found(task, trace, rows))
         task.signals.failed.connect(lambda message: self.note.setText(f"cannot group by module: {message}"))
         self.module_task = start_behind(task)
 
-    def _modules_found(self, trace: Trace, rows: list[ModuleRow]) -> None:
-        if trace is not self.trace:
-            return  # another file was opened meanwhile
+    def _modules_found(self, task: Task, trace: Trace, rows: list[ModuleRow]) -> None:
+        if task is not self.module_task or trace is not self.trace:
+            return  # another file was opened, or a capture attached, meanwhile
         self.module_task = None
         self.modules_of = trace
         self.modules.set_rows(rows)
@@ -269,14 +270,31 @@ class StatsPanel(QWidget):
         rows = self.modules.rows
         if not rows:
             self.note.setText("no graph replays with their work in the trace (profile in node mode)")
+        elif all(r.module == "(not attributed)" for r in rows) and self.attached:
+            self.note.setText(
+                "the attached capture names no module for any replayed node (torch.profiler "
+                "records modules with with_modules=True)"
+            )
         elif all(r.module == "(not attributed)" for r in rows):
             self.note.setText(
                 "the trace's capture names no module for any replayed node (torch.profiler records modules "
-                "with with_modules=True; `graphscope summary --capture FILE` matches a separate capture trace)"
+                "with with_modules=True; File > Attach capture trace… matches a separate capture trace)"
             )
         else:
             self.note.setText("replayed graph work of the whole trace, by the module that made it during capture")
+        if self.attached:
+            self.note.setText(f"{self.note.text()} — {self.attached}")
         self.note.show()
+
+    def attribution_changed(self, attached: str | None) -> None:
+        """The trace's attribution is another (a capture trace attached or detached): the modules are
+        grouped again, now if shown, else when next shown; `attached` says what the capture attributed."""
+        self.attached, self.modules_of = attached, None
+        if self.module_task is not None:
+            self.module_task.cancel()
+            self.module_task = None
+        if self.by_module():
+            self._on_group("module")
 
     def _show(self, model: QAbstractTableModel, sort_column: int) -> None:
         if self.proxy.sourceModel() is not model:

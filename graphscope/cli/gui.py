@@ -29,6 +29,13 @@ def add(sub: Any) -> None:
         metavar="KIND:WHAT",
         help="select and zoom to graph:N, kernel:N (both counted from 1), kernel:NAME or nvtx:NAME",
     )
+    p.add_argument(
+        "--capture",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="attach a trace of the graphs' capture (repeat it, or name a folder), as File > Attach capture trace",
+    )
     add_cache_option(p)
     p.set_defaults(handler=run, window=True)
 
@@ -36,7 +43,7 @@ def add(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from graphscope.app.main import run_gui
 
-    return run_gui(args.file, screenshot=args.screenshot, size=args.size, select=args.select)
+    return run_gui(args.file, screenshot=args.screenshot, size=args.size, select=args.select, captures=args.capture)
 
 
 def demo(args: argparse.Namespace) -> int:

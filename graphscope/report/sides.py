@@ -126,13 +126,16 @@ def trace_side(trace: Trace, analysis: TraceAnalysis, scope: Scope | None, label
 
 def _modules(trace: Trace) -> list[dict[str, Any]]:
     """Every replay's graph time by the nn.Module that made each node (analysis/capture_ops.py), where
-    the trace holds node-level graph work and its capture tells modules; else none."""
+    the trace holds node-level graph work and its capture tells modules; else none. The trace's held
+    attribution: a capture trace attached in the GUI (view/attached.py) counts in its report."""
     if not trace.has_node_work:
         return []
-    from graphscope.analysis.capture_ops import attribute
+    from graphscope.analysis.capture_ops import node_attribution
 
-    found = attribute(trace)
-    return [dict(m, share=m["gpu_ns"] / found["coverage"]["gpu_ns"]) for m in found["modules"]]
+    nodes = node_attribution(trace)
+    total = int(nodes.gpu_ns.sum())
+    modules = [m for m in nodes.grouped(("module",)) if m["module"] is not None]
+    return [dict(m, share=m["gpu_ns"] / total) for m in modules] if total else []
 
 
 def program_of(trace: Trace) -> str | None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from graphscope.core.events import GPU_WORK
+from graphscope.core.errors import GraphscopeError
 from graphscope.trace import schema
 from graphscope.trace.database import ExportDatabase
 from graphscope.trace.model import ExportInfo, Trace
 
 _EXPORT_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")
 _GRAPH_MODE_KEY = "CUDA_GRAPH_TRACE_OPTIONS:MODE"
+DEVICE_GRAPH_TRACE = "CUPTI_ACTIVITY_KIND_DEVICE_GRAPH_TRACE"
 
 
 def read_export_info(db: ExportDatabase) -> ExportInfo:
@@ -34,6 +36,31 @@ def capture_graph_mode(capture: dict[str, str]) -> str | None:
         if key.endswith(_GRAPH_MODE_KEY) and value.strip().lower() in ("node", "graph"):
             return value.strip().lower()
     return None
+
+
+def graph_trace_options(capture: dict[str, str]) -> dict[str, str]:
+    """The graph trace options recorded besides the mode (`...CUDA_GRAPH_TRACE_OPTIONS:<NAME>`), such as
+    whether device-launched graphs were traced (nsys 2025+ `--cuda-graph-trace=...:host-and-device`):
+    {NAME: value} as the file spells them; the key names past MODE are not documented, so none is assumed."""
+    options = {}
+    for key, value in capture.items():
+        name = key.rpartition(_GRAPH_MODE_KEY.rsplit(":", 1)[0] + ":")[2]
+        if name != key and name and not key.endswith(_GRAPH_MODE_KEY):
+            options[name] = value
+    return options
+
+
+def device_graph_launches(trace: Trace) -> int | None:
+    """Rows of `CUPTI_ACTIVITY_KIND_DEVICE_GRAPH_TRACE` (graphs launched from the device, each traced as a
+    whole) where the export has the table; None without it. Its SQLite columns are not documented, so
+    its rows are only counted, not drawn."""
+    if DEVICE_GRAPH_TRACE not in trace.info.tables:
+        return None
+    try:
+        with ExportDatabase(trace.path) as db:
+            return db.row_count(DEVICE_GRAPH_TRACE)
+    except (GraphscopeError, OSError):
+        return None  # the file moved or changed since it was opened
 
 
 def infer_graph_mode(trace: Trace) -> str | None:

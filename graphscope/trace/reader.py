@@ -220,7 +220,8 @@ def read_events(
     wanted = set(keys)
     tables = {key: table if key in wanted else None for key, table in parts.tables.items()}
     eager = {key: _eager_names(key, columns) for key in KEYS}
-    requests = {key: (tables[key], {n: s for n, s in BY_KEY[key].columns.items() if n in eager[key]}) for key in KEYS}
+    specs = {key: schema.in_file(db.columns(t) if (t := tables[key]) else [], BY_KEY[key].columns) for key in KEYS}
+    requests = {key: (tables[key], {n: s for n, s in specs[key].items() if n in eager[key]}) for key in KEYS}
 
     def finish(key: str, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         translate_names(key, columns, symbols, info.warnings)
@@ -262,7 +263,7 @@ def read_events(
             columns["process"] = entities.process_index(processes.key, columns.pop("global_pid"))
         for name in columns.keys() & {"process", "thread"}:  # the other ids were narrowed as they were read
             columns[name] = narrowest(columns[name])
-        later = {n: s for n, s in BY_KEY[key].columns.items() if n not in eager[key]}
+        later = {n: s for n, s in specs[key].items() if n not in eager[key]}
         limit = (rowids or {}).get(key)
         deferred = (
             _deferred(db.path, key, tables[key], later, keep[key], order[key], info.warnings, limit, symbols)

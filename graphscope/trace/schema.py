@@ -19,7 +19,7 @@ from graphscope.core.events import (
 from graphscope.core.table import narrowest
 from graphscope.trace.database import ROWID, ColumnSpec
 
-I16, I32, I64 = np.int16, np.int32, np.int64
+I8, I16, I32, I64 = np.int8, np.int16, np.int32, np.int64
 
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -72,6 +72,13 @@ KERNEL_COLUMNS = {
     "static_smem": ColumnSpec("staticSharedMemory", I32, 0),
     "dynamic_smem": ColumnSpec("dynamicSharedMemory", I32, 0),
     "graph_node": ColumnSpec("graphNodeId", I64, -1),
+    # Nsight 2024.5+ (green contexts) and 2025.5+ (clusters): deferred, shown in Details where present
+    "launch_type": ColumnSpec("launchType", I8, -1),  # core/launch_kinds.py LAUNCH_TYPES
+    "green_context": ColumnSpec("greenContextId", I64, -1),
+    "cluster_x": ColumnSpec("clusterX", I8, 0),  # 0: no cluster (at most 16 blocks a side)
+    "cluster_y": ColumnSpec("clusterY", I8, 0),
+    "cluster_z": ColumnSpec("clusterZ", I8, 0),
+    "cluster_policy": ColumnSpec("clusterSchedulingPolicy", I8, -1),  # core/launch_kinds.py CLUSTER_POLICIES
 }
 
 MEMCPY_COLUMNS = {
@@ -131,10 +138,21 @@ GRAPH_EVENT_COLUMNS = {
     "graph_exec_id": ColumnSpec("graphExecId", I64, -1),
 }
 
+PRESENT_ONLY = frozenset({"launch_type", "green_context", "cluster_x", "cluster_y", "cluster_z", "cluster_policy"})
+"""Columns newer exports add, read only from a file that has them: filled with defaults they would cost a
+byte a kernel for nothing (the exports before 2025.5 have no cluster columns)."""
+
+
+def in_file(columns: list[str], specs: dict[str, ColumnSpec]) -> dict[str, ColumnSpec]:
+    """The specs read from a table with these `columns`: all but the PRESENT_ONLY ones it lacks."""
+    have = {c.lower() for c in columns}
+    return {n: s for n, s in specs.items() if n not in PRESENT_ONLY or any(x.lower() in have for x in s.sources)}
+
+
 ID_COLUMNS = frozenset(
     {
         *("device", "context", "stream", "correlation", "process", "thread"),
-        *("graph_node", "node", "original_node", "graph_id", "original_graph_id", "graph_exec_id"),
+        *("graph_node", "node", "original_node", "graph_id", "original_graph_id", "graph_exec_id", "green_context"),
         *("name", "short_name", "mangled", "text"),  # symbol ids
         *("event_class", "event_type", "copy_kind", "src_kind", "dst_kind", "mem_kind", "sync_type"),
     }

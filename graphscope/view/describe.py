@@ -12,6 +12,7 @@ from graphscope.core.symbols import display_api_name
 from graphscope.core.units import format_bytes, format_ns, format_time
 from graphscope.graph.model import DagNode
 from graphscope.view.document import TraceDocument
+from graphscope.view.export_fields import event_fields, graph_trace_fields, kernel_launch_fields
 from graphscope.view.layout import API, GRAPH_GROUP, GRAPH_ROW, KERNEL, MEMCPY, MEMSET, NVTX
 
 Fields = list[tuple[str, str]]
@@ -95,6 +96,7 @@ def _kernel(document: TraceDocument, row: int) -> tuple[str, Fields]:
         ),
         ("device / stream", f"{k.device[row]} / {k.stream[row]}"),
     ]
+    fields += kernel_launch_fields(document, row)  # launch type, cluster, green context (newer exports)
     fields += _launching_call(document, "kernels", row)
     fields += _graph_node(document, int(k.graph_node[row]))
     return f"Kernel {short}", fields
@@ -127,7 +129,7 @@ def _graph_row(document: TraceDocument, row: int) -> tuple[str, Fields]:
     fields = [("graph", str(g.graph_id[row])), ("graph exec", str(g.graph_exec_id[row]))]
     fields += _time(document, int(g.start[row]), int(g.end[row]))
     fields.append(("nodes", "not traced (graph trace mode 'graph'; use --cuda-graph-trace=node)"))
-    fields += _launching_call(document, "graph_launches", row)
+    fields += _launching_call(document, "graph_launches", row) + graph_trace_fields(document)
     return "Graph launch (whole graph)", fields
 
 
@@ -149,7 +151,7 @@ def _graph_group(document: TraceDocument, row: int) -> tuple[str, Fields]:
         api = document.trace.api
         fields.append(("launch call", format_ns(int(api.end[call] - api.start[call]))))
         fields.append(("latency", format_ns(int(graphs.start[row] - api.start[call]))))
-    return f"Graph launch {row + 1:,}", fields
+    return f"Graph launch {row + 1:,}", fields + graph_trace_fields(document)
 
 
 def _api(document: TraceDocument, row: int) -> tuple[str, Fields]:
@@ -172,6 +174,7 @@ def _api(document: TraceDocument, row: int) -> tuple[str, Fields]:
     if caused:
         parts = [f"{len(rows)} {kind}" for kind, rows in caused.items()]
         fields.append(("GPU work", ", ".join(parts)))
+    fields += event_fields(document, row)  # an event record's event and stream; a wait's record
     return display_api_name(name), fields
 
 
