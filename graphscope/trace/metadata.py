@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from graphscope.core.events import GPU_WORK
 from graphscope.core.errors import GraphscopeError
+from graphscope.core.events import GPU_WORK
 from graphscope.trace import schema
 from graphscope.trace.database import ExportDatabase
 from graphscope.trace.model import ExportInfo, Trace
