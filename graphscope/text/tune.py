@@ -10,7 +10,7 @@ from graphscope.core.units import format_ns
 from graphscope.graph.model import Dag
 
 
-def _dim(value: list[int] | None) -> str:
+def _dim(value: list[int] | tuple[int, ...] | None) -> str:
     return format_dim(value, whole=True)
 
 
