@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# GPU job of engineer "launchcost" (issue #45): graph launch cost by shape, the decoder fusion check,
+# a PDL chain traced. Usage: RESULTS=/abs/dir bash benchmarks/gpu_jobs/launchcost.sh CALL   (CALL = 1, 2, 3)
+# Every step is under `timeout` and guarded; results are written as they come.
+set +e
+CALL="${1:-1}"
+RESULTS="${RESULTS:-$PWD/gpu-results}"
+mkdir -p "$RESULTS"
+W=/tmp/launchcost-work; rm -rf "$W"; mkdir -p "$W"
+export PYTHONUNBUFFERED=1
+B=benchmarks
+T0=$(date +%s)
+step() { echo "== [$(( $(date +%s) - T0 )) s] $*"; }
+
+step "environment"
+timeout 5 bash -c 'nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader; nsys --version' 2>&1 | tee "$RESULTS/environment.txt"
+
+if [ "$CALL" = 1 ]; then
+  step "launch cost: quick sweep"
+  timeout 18 python3 $B/graph_launch_cost.py measure --quick --reps 15 -o "$RESULTS/launch_raw_quick.json"
+  step "decoder three ways (untraced times, torch.profiler traces)"
+  timeout 30 python3 $B/fusion_check.py measure -o "$RESULTS" --layers 8 --steps 100 --active 6
+  step "PDL chain under nsys"
+  timeout 12 nsys profile --trace=cuda --sample=none --cpuctxsw=none -o "$W/pdl" -f true \
+      python3 $B/pdl_chain.py -o "$RESULTS/pdl_stamps.json"
+  timeout 6 nsys export --type sqlite -f true -o "$RESULTS/pdl_chain.sqlite" "$W/pdl.nsys-rep"
+  step "done"
+fi
+
+if [ "$CALL" = 2 ] || [ "$CALL" = 3 ]; then
+  step "launch cost: full sweep"
+  timeout 30 python3 $B/graph_launch_cost.py measure --reps 25 -o "$RESULTS/launch_raw.json"
+  for mode in node graph; do
+    step "launch cost traced by nsys, --cuda-graph-trace=$mode"
+    timeout 16 nsys profile --trace=cuda --cuda-graph-trace=$mode --sample=none --cpuctxsw=none -o "$W/lc_$mode" -f true \
+        python3 $B/graph_launch_cost.py traced -o "$W/plan_$mode.json"
+    timeout 8 nsys export --type sqlite -f true -o "$W/lc_$mode.sqlite" "$W/lc_$mode.nsys-rep"
+    timeout 5 python3 $B/graph_launch_cost.py latency "$W/lc_$mode.sqlite" "$W/plan_$mode.json" --mode $mode \
+        -o "$RESULTS/launch_nsys_$mode.json"
+  done
+  step "decoder three ways"
+  timeout 30 python3 $B/fusion_check.py measure -o "$RESULTS" --layers 8 --steps 200 --active 6
+  if [ "$CALL" = 3 ]; then
+    step "gpu tests"
+    timeout 20 python3 -m pytest -m gpu tests/gpu/test_launch_cost_gpu.py -q -p no:cacheprovider
+  fi
+  step "done"
+fi
