@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from graphscope import __version__
+from graphscope import __version__, cli_launch_cost  # cli_launch_cost: issue #45's command (to move into cli/)
 from graphscope.core import answer_cache
 from graphscope.core.errors import GraphscopeError
 from graphscope.core.paths import refuse_inputs
@@ -719,6 +719,7 @@ _COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_dag,
     _add_tune,
     _add_plan,
+    cli_launch_cost.add,
     _add_report,
     _add_export,
 ]

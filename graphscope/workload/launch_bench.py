@@ -281,3 +281,22 @@ def measure(
             if keep:
                 keep(result())
     return result()
+
+
+def measure_and_store(
+    path: Any, quick: bool = False, reps: int = 30, say: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """Measure this GPU (quick: 10 to 5,000 nodes in four sizes), fit the model (core/launch_cost.py) and
+    write it to `path`, where `launch_cost.current()` reads it; returns the fit."""
+    import json
+    from pathlib import Path
+
+    from graphscope.core.launch_cost import fit_measurement
+    from graphscope.core.paths import write_replacing
+
+    raw = measure(SHAPES, (10, 100, 1000, 5000) if quick else SIZES, reps=reps, say=say)
+    when = time.strftime("%Y-%m-%d", time.gmtime())
+    fit = fit_measurement(raw, source=f"graphscope launch-cost --measure, {when}")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_replacing(path, json.dumps(fit, indent=1) + "\n", "the launch-cost model")
+    return fit
