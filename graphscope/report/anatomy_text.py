@@ -115,3 +115,34 @@ def anatomy_tables(sides: list[tuple[str, dict[str, Any] | None]]) -> list[dict[
     if not rows:
         return []
     return [{"title": "Steps and their graphs (medians per mode)", "columns": columns, "rows": rows}]
+
+
+def graph_launch_lines(found: dict[str, Any] | None, shown: int = 4) -> list[str]:
+    """The graph launches judged against the launch-cost model (analysis/launch_judge.py), the graphs with
+    the most launch time first."""
+    if not found or not found["graphs"]:
+        return []
+    model = found["model"]
+    edge = f" + {model['per_edge_ns']:.2f} ns per edge" if model.get("per_edge_ns") else ""
+    lines = [
+        "",
+        f"Graph launches against the launch-cost model ({model['fixed_ns'] / 1000:.2f} us + "
+        f"{model['per_node_ns']:.2f} ns per node{edge}; {model['gpu']})",
+    ]
+    for g in sorted(found["graphs"], key=lambda e: -e["median_call_ns"] * e["launches"])[:shown]:
+        call = f"{g['median_call_ns'] / 1000:.1f} us"
+        if g["nodes"] is None:
+            lines.append(f"  graph {g['graph']}: launch call {call} (median of {g['launches']}); nodes not traced")
+        else:
+            lines.append(
+                f"  graph {g['graph']}: {g['nodes']:,} nodes; its launch call took {call} (median of "
+                f"{g['launches']}), what {g['nodes']:,} nodes cost by the model is {g['model_ns'] / 1000:.1f} us"
+                + (
+                    f"; splitting it into two pipelined graphs would save ~{g['split_saving_ns'] / 1000:.1f} us "
+                    "a launch"
+                    if (g["split_saving_ns"] or 0) >= 1000
+                    else ""
+                )
+            )
+        lines += [f"    also paid: {p}" for p in g["paid"]]
+    return lines

@@ -1,0 +1,133 @@
+"""A trace's graph launches judged against the launch-cost model (core/launch_cost.py, issue #45).
+
+Per graph (graph id), over its launches with a recorded call: the median call time against what its node
+count costs by the model, the first node's start after the call began, the replay. A call far slower than
+the model (SLOW_FACTOR and SLOW_MIN_NS) pays something else, named from what the trace shows:
+
+- node-level tracing: nodes were traced one by one (Nsight's --cuda-graph-trace=node, a PyTorch profiler
+  recording replayed kernels), which the measurement prices per node where it was traced (`traced_node`);
+- a first launch without an upload: the graph's first call, far slower than its others;
+- blocking: calls during which GPU work ended (analysis/steady.py's rule: they waited on the GPU);
+- else something the trace does not show (host nodes run on the CPU inside the launch's stream; a busy
+  driver; a preempted thread).
+
+And what splitting the graph into two pipelined graphs would save: the GPU starts the first half after
+the first-node latency of N/2 nodes instead of N, while the second launch overlaps the first half's replay;
+so about latency(N) - latency(N/2) a launch, from the measured first-node latency (where measured, else
+the host per-node term).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from graphscope.core.launch_cost import DEFAULT, LaunchCost
+
+SLOW_FACTOR = 3.0  # a call over 3x the model's price ...
+SLOW_MIN_NS = 10_000  # ... and 10 us over it pays something the model leaves out
+FIRST_FACTOR = 3.0  # a first call over 3x the graph's median call: a first launch (upload, set-up)
+
+
+def _term(cost: LaunchCost, *keys: str) -> dict[str, float] | None:
+    value: Any = cost.other
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, dict) and "per_node_ns" in value else None
+
+
+def _line(fit: dict[str, float], nodes: float) -> float:
+    return float(fit["fixed_ns"] + fit["per_node_ns"] * nodes)
+
+
+def first_node_ns(cost: LaunchCost, nodes: float) -> float:
+    """The modelled time from a launch call's start to its graph's first node: measured under Nsight in
+    graph trace mode where the model has it, else the host call's price."""
+    fit = _term(cost, "traced_graph", "first_node")
+    return _line(fit, nodes) if fit else float(cost.launch_ns(nodes))
+
+
+def split_saving_ns(cost: LaunchCost, nodes: float) -> float:
+    """What two pipelined graphs of nodes/2 would save a launch against one of `nodes` (module docstring)."""
+    return max(first_node_ns(cost, nodes) - first_node_ns(cost, nodes / 2), 0.0)
+
+
+def judge(
+    calls: np.ndarray,
+    call_ns: np.ndarray,
+    call_start: np.ndarray,
+    graphs,
+    blocked: np.ndarray,
+    node_traced: bool,
+    cost: LaunchCost = DEFAULT,
+) -> list[dict[str, Any]]:
+    """Per graph id, the judgement (module docstring). `calls`: per graph launch its call's row in the
+    launch metrics (-1: not recorded); `call_ns`, `call_start`, `blocked`: per launch-metrics row."""
+    known = calls >= 0
+    result = []
+    for gid in np.unique(graphs.graph_id[known]).tolist():
+        mine = np.flatnonzero(known & (graphs.graph_id == gid))
+        mine = mine[np.argsort(call_start[calls[mine]], kind="stable")]
+        took = call_ns[calls[mine]].astype(np.float64)
+        nodes = graphs.nodes[mine]
+        n = float(np.median(nodes)) if (nodes >= 0).all() else None
+        median = float(np.median(took))
+        model = float(cost.launch_ns(n)) if n is not None else None
+        entry: dict[str, Any] = {
+            "graph": int(gid),
+            "launches": len(mine),
+            "nodes": None if n is None else int(n),
+            "median_call_ns": median,
+            "first_call_ns": float(took[0]),
+            "model_ns": model,
+            "median_first_node_ns": float(np.median(graphs.start[mine] - call_start[calls[mine]])),
+            "median_replay_ns": float(np.median(graphs.end[mine] - graphs.start[mine])),
+            "paid": [],
+            "split_saving_ns": None if n is None or n < 2 else round(split_saving_ns(cost, n), 1),
+        }
+        slow = model is not None and median > max(SLOW_FACTOR * model, model + SLOW_MIN_NS)
+        if len(mine) > 1 and took[0] > FIRST_FACTOR * float(np.median(took[1:])) and took[0] > SLOW_MIN_NS:
+            fit = _term(cost, "first_no_upload")
+            priced = f"; the model's first launch without upload: {_line(fit, n) / 1000:.1f} us" if fit and n else ""
+            first = f"a first launch: {took[0] / 1000:.1f} us against {median / 1000:.1f} us after{priced}"
+            entry["paid"].append(first)
+        if slow or (model is None and median > SLOW_MIN_NS):
+            entry["paid"] += _why_slow(cost, n, median, node_traced, int(blocked[calls[mine]].sum()))
+        result.append(entry)
+    return result
+
+
+def _why_slow(cost: LaunchCost, n: float | None, median: float, node_traced: bool, blocked: int) -> list[str]:
+    why = []
+    if node_traced:
+        fit = _term(cost, "traced_node", "host")
+        traced = f" (measured under Nsight: {_line(fit, n) / 1000:.1f} us for {n:,.0f} nodes)" if fit and n else ""
+        why.append(f"node-level tracing: each node traced slows the launch call{traced}")
+    if blocked:
+        why.append(f"blocking: {blocked} calls returned only after GPU work ended (they waited on the GPU)")
+    if not why:
+        why.append(
+            "something the trace does not show (host nodes run on the CPU inside the launch's stream; a busy "
+            "driver; a preempted thread)"
+        )
+    return why
+
+
+def graph_launch_cost(trace, analysis, node_traced: bool, cost: LaunchCost = DEFAULT) -> dict[str, Any] | None:
+    """The summary's `graph_launch_cost` key (docs/json.md): the model and each graph's judgement; None
+    without graph launches whose call was recorded. `analysis`: summary.TraceAnalysis."""
+    from graphscope.analysis.steady import blocked_calls
+    from graphscope.core.events import ApiKind
+
+    graphs, launches = analysis.graphs, analysis.launches
+    if not len(graphs) or not (graphs.api_row >= 0).any():
+        return None
+    at = np.full(len(trace.api), -1, np.int64)
+    at[launches.rows] = np.arange(len(launches.rows))
+    calls = np.where(graphs.api_row >= 0, at[np.maximum(graphs.api_row, 0)], -1)
+    steady = launches.of_kind(ApiKind.GRAPH_LAUNCH) & ~launches.capture & (launches.first_work >= 0)
+    blocked, _ = blocked_calls(launches, analysis.work, steady)
+    call_start = launches.call_start[launches.rows].astype(np.int64)
+    found = judge(calls, launches.api_ns, call_start, graphs, blocked, node_traced, cost)
+    return {"model": cost.to_json(), "node_traced": node_traced, "graphs": found}
