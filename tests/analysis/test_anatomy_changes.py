@@ -171,7 +171,8 @@ def test_fusion_uses_the_traces_own_latency_per_node(tmp_path, capsys):
                        "ts": base, "dur": 1000})  # fmt: skip
         events += [_call("cudaGraphLaunch", base + 10, 5, c), _kernel("a", base + 20, 10, c),
                    _kernel("b", base + 30, 10, c), _call("cudaLaunchKernel", base + 50, 4, c + 1),
-                   _kernel("attention", base + 60, 10, c + 1), _call("cudaGraphLaunch", base + 80, 5, c + 2)]  # fmt: skip
+                   _kernel("attention", base + 60, 10, c + 1),
+                   _call("cudaGraphLaunch", base + 80, 5, c + 2)]  # fmt: skip
         events += [_kernel(f"n{k}", base + 110 + 10 * k, 10, c + 2) for k in range(6)]
     path = tmp_path / "slope.pt.trace.json.gz"
     with gzip.open(path, "wt") as out:
@@ -179,7 +180,8 @@ def test_fusion_uses_the_traces_own_latency_per_node(tmp_path, capsys):
     assert main(["summary", str(path), "--json"]) == 0
     anatomy = json.loads(capsys.readouterr().out)["anatomy"]
     step = anatomy["steps"][0]
-    assert (step["first_graph_nodes"], step["first_graph_latency_ns"], step["span_host_wait_ns"]) == (2, 10 * US, 60 * US)
+    first = (step["first_graph_nodes"], step["first_graph_latency_ns"], step["span_host_wait_ns"])
+    assert first == (2, 10 * US, 60 * US)
     fusion = anatomy["fusion"]
     assert fusion["latency_per_node_ns"] == pytest.approx(5 * US) and "this trace's" in fusion["latency_per_node_from"]
     assert fusion["steps"][0]["predicted_ns"] == pytest.approx(1000 * US - 60 * US + 7 * 5 * US)
