@@ -225,9 +225,12 @@ def _ratio_interval(a: list[float], b: list[float], draws: int = 2000) -> tuple[
 def compare(folder: Path) -> dict:
     """graphscope's anatomy of the three traces, and the fusion prediction from the piecewise one against the
     full trace's measured steps (and, where fusion_times.json is there, the untraced steps)."""
+    import numpy as np
+
     from graphscope.analysis.anatomy import anatomy
     from graphscope.analysis.fusion import fused, fusion_json
     from graphscope.analysis.summary import analyze
+    from graphscope.core.launch_cost import DEFAULT
     from graphscope.trace.reader import load_trace
 
     found = {}
@@ -237,7 +240,10 @@ def compare(folder: Path) -> dict:
         found[way] = anatomy(trace, analysis.work, analysis.graphs, analysis.launches)
     steps = {way: (a.steps.end - a.steps.start).astype(float).tolist() for way, a in found.items()}
     piecewise = found["piecewise"]
-    predicted = fused(piecewise)["predicted_ns"].astype(float).tolist()
+    pw = np.flatnonzero(np.array(piecewise.modes) == "piecewise")
+    predicted = fused(piecewise)["predicted_ns"][pw].astype(float).tolist()
+    model = DEFAULT.per_node_ns + DEFAULT.per_edge_ns
+    predicted_untraced = fused(piecewise, per_node=model)["predicted_ns"][pw].astype(float).tolist()
     full = steps["full"]
     median = statistics.median
     lo, hi = _ratio_interval(predicted, full)
@@ -256,8 +262,12 @@ def compare(folder: Path) -> dict:
         untraced = {w: v["times_ns"] for w, v in json.loads(times.read_text())["ways"].items()}
         speedup = median(steps["piecewise"]) / median(predicted)
         measured = median(untraced["piecewise"]) / median(untraced["full"])
+        lo_u, hi_u = _ratio_interval(predicted_untraced, untraced["full"])
         report["untraced"] = {
             "median_step_ns": {w: median(v) for w, v in untraced.items()},
+            "predicted_full_untraced_launches_ns": median(predicted_untraced),
+            "prediction_error": median(predicted_untraced) / median(untraced["full"]) - 1,
+            "prediction_error_95": [lo_u - 1, hi_u - 1],
             "speedup_full_over_piecewise": measured,
             "speedup_predicted_from_trace": speedup,
         }

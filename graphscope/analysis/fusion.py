@@ -37,6 +37,7 @@ ASSUMPTIONS = (
 
 CHECKED_ON_GPU: dict[str, object] | None = None  # the measured check (benchmarks/fusion_check.py), below
 
+TRACED_FACTOR = 10.0  # a trace's per-node launch latency over 10x the model's: its tracing pays it
 MIN_NODE_SPREAD = 4  # node counts across the pieces spanning at least this many nodes show a slope
 
 
@@ -54,12 +55,14 @@ def latency_per_node(found: Anatomy, steps: np.ndarray, cost: LaunchCost = DEFAU
     return float(cost.per_node_ns + cost.per_edge_ns), "the launch-cost model"
 
 
-def fused(found: Anatomy, cost: LaunchCost = DEFAULT) -> dict[str, np.ndarray]:
-    """Per step (every step; meaningful for piecewise ones): the predicted full-graph step and its parts."""
+def fused(found: Anatomy, cost: LaunchCost = DEFAULT, per_node: float | None = None) -> dict[str, np.ndarray]:
+    """Per step (every step; meaningful for piecewise ones): the predicted full-graph step and its parts.
+    `per_node`: the per-node launch latency to price the added nodes with (None: latency_per_node's)."""
     s = found.steps
     length = (s.end - s.start).astype(np.int64)
     piecewise = np.flatnonzero(s.mode == STEP_MODES.index(MODE_PIECEWISE))
-    per_node, _ = latency_per_node(found, piecewise, cost)
+    if per_node is None:
+        per_node, _ = latency_per_node(found, piecewise, cost)
     merged = np.where(s.graph_nodes >= 0, s.graph_nodes + s.island_work, -1)
     added = np.where((merged >= 0) & (s.first_graph_nodes >= 0), merged - s.first_graph_nodes, 0)
     relaunch = added * per_node
@@ -107,12 +110,18 @@ def fusion_json(found: Anatomy, cost: LaunchCost = DEFAULT) -> dict[str, Any] | 
     step = float(np.median(parts["step_ns"][piecewise]))
     predicted = float(np.median(parts["predicted_ns"][piecewise]))
     per_node, source = latency_per_node(found, piecewise, cost)
+    untraced = None
+    model_per_node = cost.per_node_ns + cost.per_edge_ns
+    if per_node > TRACED_FACTOR * max(model_per_node, 0.1):  # the trace's launches pay for its tracing
+        untraced = float(np.median(fused(found, cost, model_per_node)["predicted_ns"][piecewise]))
     return {
         "steps": steps,
         "median_step_ns": step,
         "median_predicted_ns": predicted,
         "speedup": round(step / predicted, 4) if predicted > 0 else None,
         "latency_per_node_ns": round(per_node, 3),
+        # where the trace's own per-node latency is its tracing's: the step with untraced launches
+        "median_predicted_untraced_ns": untraced,
         "latency_per_node_from": source,
         "launch_cost": cost.to_json(),
         "assumptions": list(ASSUMPTIONS),
