@@ -35,12 +35,13 @@ PTX = b"""
 .visible .entry pdl_step(.param .u64 stamps, .param .u32 index, .param .u64 spin)
 {
     .reg .u64 %t0, %t1, %d, %lim, %out, %off;
-    .reg .u32 %i, %tid;
+    .reg .u32 %i, %lane;
     .reg .pred %p, %first;
-    mov.u32 %tid, %tid.x;
-    setp.eq.u32 %first, %tid, 0;
+    mov.u32 %lane, %tid.x;
+    setp.eq.u32 %first, %lane, 0;
     mov.u64 %t0, %globaltimer;
     ld.param.u64 %out, [stamps];
+    cvta.to.global.u64 %out, %out;
     ld.param.u32 %i, [index];
     mul.wide.u32 %off, %i, 16;
     add.u64 %out, %out, %off;
