@@ -24,6 +24,12 @@ if [ "$CALL" = 1 ]; then
   timeout 12 nsys profile --trace=cuda --sample=none --cpuctxsw=none -o "$W/pdl" -f true \
       python3 $B/pdl_chain.py -o "$RESULTS/pdl_stamps.json"
   timeout 6 nsys export --type sqlite -f true -o "$RESULTS/pdl_chain.sqlite" "$W/pdl.nsys-rep"
+  step "launch cost traced by nsys, --cuda-graph-trace=graph"
+  timeout 12 nsys profile --trace=cuda --cuda-graph-trace=graph --sample=none --cpuctxsw=none -o "$W/lc_graph" -f true \
+      python3 $B/graph_launch_cost.py traced -o "$W/plan_graph.json"
+  timeout 6 nsys export --type sqlite -f true -o "$W/lc_graph.sqlite" "$W/lc_graph.nsys-rep"
+  timeout 4 python3 $B/graph_launch_cost.py latency "$W/lc_graph.sqlite" "$W/plan_graph.json" --mode graph \
+      -o "$RESULTS/launch_nsys_graph.json"
   step "done"
 fi
 
