@@ -42,7 +42,7 @@ class LaunchCost:
     interval: dict[str, list[float]] = field(default_factory=dict)  # 95% per term, where measured
     other: dict[str, Any] = field(default_factory=dict)  # the other fits of the measurement (fit_measurement)
 
-    def launch_ns(self, nodes: int | np.ndarray, edges: int | np.ndarray | None = None) -> Any:
+    def launch_ns(self, nodes: float | np.ndarray, edges: float | np.ndarray | None = None) -> Any:
         """Predicted host time of launching a graph of `nodes` nodes and `edges` edges (unknown: a chain's,
         nodes - 1)."""
         if edges is None:
@@ -125,7 +125,8 @@ DEFAULT = current()
 
 def ols(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Least-squares coefficients of y on the columns of x."""
-    return np.linalg.lstsq(x, y, rcond=None)[0]
+    coef: np.ndarray = np.linalg.lstsq(x, y, rcond=None)[0]
+    return coef
 
 
 def fit_terms(design: np.ndarray, samples: list[np.ndarray], names: tuple[str, ...], seed: int = 0) -> dict[str, Any]:
