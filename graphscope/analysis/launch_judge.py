@@ -64,11 +64,16 @@ def judge(
 ) -> list[dict[str, Any]]:
     """Per graph id, the judgement (module docstring). `calls`: per graph launch its call's row in the
     launch metrics (-1: not recorded); `call_ns`, `call_start`, `blocked`: per launch-metrics row."""
-    known = calls >= 0
+    known = np.flatnonzero(calls >= 0)
+    if not len(known):
+        return []
+    ids = graphs.graph_id[known]
+    known = known[np.lexsort((call_start[calls[known]], ids))]  # by graph, then call start: one pass
+    bounds = np.flatnonzero(np.r_[True, graphs.graph_id[known][1:] != graphs.graph_id[known][:-1], True])
     result = []
-    for gid in np.unique(graphs.graph_id[known]).tolist():
-        mine = np.flatnonzero(known & (graphs.graph_id == gid))
-        mine = mine[np.argsort(call_start[calls[mine]], kind="stable")]
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        mine = known[lo:hi]
+        gid = int(graphs.graph_id[mine[0]])
         took = call_ns[calls[mine]].astype(np.float64)
         nodes = graphs.nodes[mine]
         n = float(np.median(nodes)) if (nodes >= 0).all() else None

@@ -134,9 +134,10 @@ def graph_launch_lines(found: dict[str, Any] | None, shown: int = 4) -> list[str
         if g["nodes"] is None:
             lines.append(f"  graph {g['graph']}: launch call {call} (median of {g['launches']}); nodes not traced")
         else:
+            nodes = f"{g['nodes']:,} node{'s' if g['nodes'] != 1 else ''}"
             lines.append(
-                f"  graph {g['graph']}: {g['nodes']:,} nodes; its launch call took {call} (median of "
-                f"{g['launches']}), what {g['nodes']:,} nodes cost by the model is {g['model_ns'] / 1000:.1f} us"
+                f"  graph {g['graph']}: {nodes}; its launch call took {call} (median of "
+                f"{g['launches']}), what {nodes} cost by the model is {g['model_ns'] / 1000:.1f} us"
                 + (
                     f"; splitting it into two pipelined graphs would save ~{g['split_saving_ns'] / 1000:.1f} us "
                     "a launch"
