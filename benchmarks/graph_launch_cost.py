@@ -51,7 +51,7 @@ def _traced(args: argparse.Namespace) -> int:
     plan = []
     for shape in TRACED_SHAPES:
         for n in TRACED_SIZES:
-            g, edges, _ = build(drv, shape, n)
+            g, edges, _, _ = build(drv, shape, n)
             exec_ = drv.ok(drv.d.cuGraphInstantiate(g, 0))
             drv.ok(drv.d.cuGraphUpload(exec_, drv.stream))
             drv.sync()

@@ -158,7 +158,8 @@ def fit_measurement(
     time per node from the launch to the last node's end, per shape; the first launch without an upload;
     a launch into a busy stream; and, traced, the first node's start after the call and the call's time
     under tracing."""
-    samples = raw["samples"]
+    every = raw["samples"]
+    samples = [s for s in every if not s.get("hostnodes")]  # host nodes priced apart, below
     nodes = np.array([s["nodes"] for s in samples], float)
     edges = np.array([s["edges"] for s in samples], float)
     design = np.column_stack([np.ones_like(nodes), nodes, edges])
@@ -183,6 +184,7 @@ def fit_measurement(
         y = np.array([s[key] for s in samples], float)
         coef = ols(line, y)
         result[key.removesuffix("_ns")] = _line(coef)
+    result["host_nodes"] = _host_nodes(every)
     for t in traced or []:
         pts = t["points"]
         x = np.column_stack([np.ones(len(pts)), [p["nodes"] for p in pts]])
@@ -193,11 +195,11 @@ def fit_measurement(
         result[f"traced_{t.get('trace_mode', 'node')}"] = entry
     result["points"] = [
         {
-            **{k: s[k] for k in ("shape", "nodes", "edges", "memops")},
+            **{k: s.get(k, 0) for k in ("shape", "nodes", "edges", "memops", "hostnodes")},
             **{k: round(float(np.median(s[k])), 1) for k in ("host_ns", "gpu_ns")},
             **{k: s[k] for k in ("first_no_upload_ns", "first_uploaded_ns", "busy_launch_ns", "instantiate_ns")},
         }
-        for s in samples
+        for s in every
     ]
     result["traced_points"] = list(traced or [])
     return result
@@ -205,3 +207,18 @@ def fit_measurement(
 
 def _line(coef: np.ndarray) -> dict[str, float]:
     return {"fixed_ns": round(float(coef[0]), 1), "per_node_ns": round(float(coef[1]), 3)}
+
+
+def _host_nodes(samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What each host node adds to a chain of the same size: host launch time and GPU time (medians over
+    the sizes measured both ways); None without host-node graphs."""
+    chains = {s["nodes"]: s for s in samples if s["shape"] == "chain"}
+    pairs = [(s, chains.get(s["nodes"])) for s in samples if s.get("hostnodes")]
+    pairs = [(s, c) for s, c in pairs if c is not None]
+    if not pairs:
+        return None
+
+    def each(key: str) -> float:
+        return float(np.median([(np.median(s[key]) - np.median(c[key])) / s["hostnodes"] for s, c in pairs]))
+
+    return {"host_ns_each": round(each("host_ns"), 1), "gpu_ns_each": round(each("gpu_ns"), 1), "sizes": len(pairs)}

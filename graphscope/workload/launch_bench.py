@@ -14,7 +14,9 @@ Shapes (nodes n, edges e):
 - independent: n kernels, no edges;
 - layered: layers of 4 kernels, each depending on all 4 of the layer before (e ~ 4n);
 - streams: a root, 4 parallel chains, a join: what capturing 4 streams makes (e ~ n);
-- memops: a chain whose every other node is a 256-byte memset or device-to-device memcpy.
+- memops: a chain whose every other node is a 256-byte memset or device-to-device memcpy;
+- hostnodes: a chain whose every 50th node (from the 6th) is a host node running libc's free(NULL) (no
+  work, no Python): what a host node costs the launch and the replay.
 
 CUDA (cuda-bindings, ctypes) is imported when measuring, never at import time.
 """
@@ -28,7 +30,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-SHAPES = ("chain", "fanout", "independent", "layered", "streams", "memops")
+SHAPES = ("chain", "fanout", "independent", "layered", "streams", "memops", "hostnodes")
+FIT_SHAPES = SHAPES[:-1]  # host nodes are priced apart (core/launch_cost.fit_measurement)
 SIZES = (10, 30, 100, 300, 1000, 2000, 5000)
 
 PTX = b"""
@@ -50,6 +53,7 @@ class Sample:
     nodes: int
     edges: int
     memops: int
+    hostnodes: int
     host_ns: list[float] = field(default_factory=list)
     gpu_ns: list[float] = field(default_factory=list)
     instantiate_ns: float = 0.0
@@ -117,6 +121,12 @@ class _Driver:
         p.pitch = 0
         return self.ok(self.d.cuGraphAddMemsetNode(graph, deps, len(deps), p, self.ctx))
 
+    def hostnode(self, graph: Any, deps: list[Any]) -> Any:
+        p = self.d.CUDA_HOST_NODE_PARAMS()
+        p.fn = self.d.CUhostFn(ctypes.cast(ctypes.CDLL(None).free, ctypes.c_void_p).value)
+        p.userData = 0  # free(NULL): nothing
+        return self.ok(self.d.cuGraphAddHostNode(graph, deps, len(deps), p))
+
     def memcpy(self, graph: Any, deps: list[Any]) -> Any:
         p = self.d.CUDA_MEMCPY3D()
         device = self.d.CUmemorytype.CU_MEMORYTYPE_DEVICE
@@ -151,16 +161,19 @@ class _Driver:
         return float(statistics.median(times))
 
 
-def build(drv: _Driver, shape: str, n: int) -> tuple[Any, int, int]:
-    """A graph of `shape` with about `n` nodes: (graph, edges, memops)."""
+def build(drv: _Driver, shape: str, n: int) -> tuple[Any, int, int, int]:
+    """A graph of `shape` with about `n` nodes: (graph, edges, memops, host nodes)."""
     g = drv.ok(drv.d.cuGraphCreate(0))
-    edges = memops = 0
-    if shape in ("chain", "memops"):
+    edges = memops = hosts = 0
+    if shape in ("chain", "memops", "hostnodes"):
         prev: list[Any] = []
         for i in range(n):
             if shape == "memops" and i % 2:
                 node = (drv.memset if i % 4 == 1 else drv.memcpy)(g, prev)
                 memops += 1
+            elif shape == "hostnodes" and i % 50 == 5:
+                node = drv.hostnode(g, prev)
+                hosts += 1
             else:
                 node = drv.kernel(g, prev)
             edges += len(prev)
@@ -191,7 +204,7 @@ def build(drv: _Driver, shape: str, n: int) -> tuple[Any, int, int]:
         edges += 4
     else:
         raise ValueError(f"unknown shape {shape!r}: one of {', '.join(SHAPES)}")
-    return g, edges, memops
+    return g, edges, memops, hosts
 
 
 def _nodes(drv: _Driver, g: Any) -> int:
@@ -201,8 +214,8 @@ def _nodes(drv: _Driver, g: Any) -> int:
 def measure_one(drv: _Driver, shape: str, n: int, reps: int) -> Sample:
     """Build, instantiate and launch one graph (module docstring)."""
     d = drv.d
-    g, edges, memops = build(drv, shape, n)
-    sample = Sample(shape, _nodes(drv, g), edges, memops)
+    g, edges, memops, hosts = build(drv, shape, n)
+    sample = Sample(shape, _nodes(drv, g), edges, memops, hosts)
     t0 = time.perf_counter_ns()
     fresh = drv.ok(d.cuGraphInstantiate(g, 0))
     sample.instantiate_ns = float(time.perf_counter_ns() - t0)

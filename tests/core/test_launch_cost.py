@@ -30,6 +30,12 @@ def synthetic(seed: int = 3) -> dict:
                  "gpu_ns": gpu.tolist(), "first_no_upload_ns": 9000 + 60.0 * n, "first_uploaded_ns": 2000 + n,
                  "busy_launch_ns": 2000.0, "instantiate_ns": 1e5 + 900.0 * n}
             )  # fmt: skip
+    for n in (10, 100, 1000, 5000):  # a chain with a host node every 50: 300 ns more to launch, 20 us to replay each
+        chain = next(s for s in samples if s["shape"] == "chain" and s["nodes"] == n)
+        hosts = len(range(5, n, 50))
+        samples.append(chain | {"shape": "hostnodes", "hostnodes": hosts,
+                                "host_ns": [h + 300 * hosts for h in chain["host_ns"]],
+                                "gpu_ns": [g + 20_000 * hosts for g in chain["gpu_ns"]]})  # fmt: skip
     return {"gpu": "Test GPU", "driver_version": 13000, "floor_ns": 80.0, "reps": 25, "samples": samples}
 
 
@@ -49,6 +55,8 @@ def test_the_fit_recovers_known_terms_within_its_intervals():
     assert [host[t] for t in launch_cost.TERMS] == pytest.approx(plain.tolist(), abs=0.01)
     assert fit["gpu_by_shape"]["chain"]["per_node_ns"] == pytest.approx(1100, rel=0.01)
     assert fit["first_no_upload"]["per_node_ns"] == pytest.approx(60, rel=1e-6)
+    assert fit["host_nodes"] == {"host_ns_each": 300.0, "gpu_ns_each": 20000.0, "sizes": 4}
+    assert fit["host"]["graphs"] == 16  # the host-node graphs priced apart
 
 
 def test_a_stored_fit_is_the_model_and_the_users_comes_first(tmp_path):

@@ -20,16 +20,17 @@ def drv():
     return _Driver()
 
 
-@pytest.mark.parametrize("shape", ["chain", "fanout", "independent", "layered", "streams", "memops"])
+@pytest.mark.parametrize("shape", ["chain", "fanout", "independent", "layered", "streams", "memops", "hostnodes"])
 def test_graphs_have_the_nodes_and_edges_counted(drv, shape):
     from graphscope.workload.launch_bench import build
 
-    g, edges, memops = build(drv, shape, 100)
+    g, edges, memops, hosts = build(drv, shape, 100)
     nodes = int(drv.ok(drv.d.cuGraphGetNodes(g))[1])
     driver_edges = drv.ok(drv.d.cuGraphGetEdges(g))
     count = int(driver_edges[-1])
     assert count == edges
     assert 96 <= nodes <= 102 and memops == (50 if shape == "memops" else 0)
+    assert hosts == (2 if shape == "hostnodes" else 0)
     drv.ok(drv.d.cuGraphDestroy(g))
 
 
@@ -39,7 +40,7 @@ def test_per_launch_times_agree_with_a_plain_timed_loop(drv):
     from graphscope.workload.launch_bench import build, measure_one
 
     sample = measure_one(drv, "chain", 1000, 30)
-    g, _, _ = build(drv, "chain", 1000)
+    g, _, _, _ = build(drv, "chain", 1000)
     exec_ = drv.ok(drv.d.cuGraphInstantiate(g, 0))
     drv.ok(drv.d.cuGraphUpload(exec_, drv.stream))
     drv.sync()
