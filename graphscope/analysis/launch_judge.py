@@ -112,9 +112,16 @@ def _why_slow(cost: LaunchCost, n: float | None, median: float, node_traced: boo
     if blocked:
         why.append(f"blocking: {blocked} calls returned only after GPU work ended (they waited on the GPU)")
     if not why:
+        hosts = cost.other.get("host_nodes") or {}
+        each = (
+            f", each measured to add {hosts['host_ns_each'] / 1000:.1f} us to the launch call and "
+            f"{hosts['gpu_ns_each'] / 1000:.1f} us to the replay"
+            if hosts.get("host_ns_each") is not None
+            else ""
+        )
         why.append(
-            "something the trace does not show (host nodes run on the CPU inside the launch's stream; a busy "
-            "driver; a preempted thread)"
+            f"something the trace does not show (host nodes run on the CPU inside the launch's stream{each}; "
+            "a busy driver; a preempted thread)"
         )
     return why
 
