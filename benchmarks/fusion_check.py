@@ -26,6 +26,7 @@ import shutil
 import statistics
 import sys
 import time
+import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -205,6 +206,7 @@ def _measure(args: argparse.Namespace) -> int:
         except Exception as e:  # one way failing leaves the others measured
             result.setdefault("failed", {})[way] = repr(e)
             print(f"{way}: failed: {e!r}")
+            traceback.print_exc()
         (out / "fusion_times.json").write_text(json.dumps(result))
     result["same_tokens"] = len(tokens) == 3 and tokens["full"] == tokens["piecewise"] == tokens["eager"]
     result["gpu"] = __import__("torch").cuda.get_device_name()
