@@ -278,8 +278,8 @@ def measure(
         for n in sizes:
             try:
                 sample = measure_one(drv, shape, n, reps)
-            except RuntimeError as e:
-                failed.append(f"{shape} {n}: {e}")
+            except Exception as e:  # a driver call refused (or a binding's type): the sweep goes on
+                failed.append(f"{shape} {n}: {e!r}")
                 if say:
                     say(failed[-1])
                 continue
