@@ -76,7 +76,8 @@ class Anatomy:
     names: list[str]
     source: str  # "3 ranges 'graph_*' + 3 ranges 'eager_*'"
     graph_ids: list[np.ndarray]  # per step, the distinct graph ids it launched
-    # per graph launch in a step with its call recorded: (step, node activities, call start to first work)
+    # per graph launch whose first node waited for its call (not for queued work): (step, node activities,
+    # call start to first work)
     launch_latency: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.empty(0, np.int64),) * 3
 
     def __len__(self) -> int:
@@ -299,6 +300,10 @@ def _per_step(
     first_graph = graph & (graphs_before == 1)
     has_call = graph & (call >= 0)
     latency = np.where(has_call, start - seg_at, -1)
+    # a launch whose call returned after all earlier GPU work had ended (any step's): its first node
+    # waited for the call, not behind queued work, so its latency is the launch's own
+    everything = np.r_[np.iinfo(np.int64).min, np.maximum.accumulate(end)[:-1]] if n else end
+    own = has_call & (api_end[np.maximum(call, 0)] >= everything) if len(api_end) else np.zeros(n, bool)
     eager_steps, eager_calls = _distinct_calls(steps, step[~graph], call[~graph])
     launch = kernel_launch[eager_calls]
     graph_steps, graph_calls = _distinct_calls(steps, step[graph], call[graph])
@@ -325,7 +330,7 @@ def _per_step(
     }
     id_steps, ids = _distinct_calls(steps, step[graph], graph_id[graph])
     graph_ids = np.split(ids, np.searchsorted(id_steps, np.arange(1, steps)))
-    return rows, graph_ids, (step[has_call], nodes[has_call], latency[has_call])
+    return rows, graph_ids, (step[own], nodes[own], latency[own])
 
 
 def _first(steps: int, step: np.ndarray, mask: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -80,12 +80,21 @@ def anatomy_lines(found: dict[str, Any] | None) -> list[str]:
         )
         cost = fusion["launch_cost"]
         lines.append(
-            f"    graph launch priced at {cost['fixed_ns'] / 1000:.2f} us + {cost['per_node_ns']:.2f} ns per node "
-            f"({cost['gpu']}; {cost['source']})"
+            f"    the merged graph's first node priced {fusion['latency_per_node_ns']:,.2f} ns later per added node "
+            f"({fusion['latency_per_node_from']}); the launch-cost model: {cost['fixed_ns'] / 1000:.2f} us + "
+            f"{cost['per_node_ns']:.2f} ns per node ({cost['gpu']}; {cost['source']})"
         )
+        if fusion.get("median_predicted_untraced_ns") is not None:
+            lines.append(
+                f"    this trace's launches pay for its tracing: with untraced launches the step would be "
+                f"{format_ns(fusion['median_predicted_untraced_ns'])}"
+            )
         lines += [f"    assumes {text}" for text in fusion["assumptions"]]
-        if not fusion["checked_on_gpu"]:
+        checked = fusion["checked_on_gpu"]
+        if not checked:
             lines.append("    the prediction has not been checked against a measured full-graph step on a GPU yet")
+        else:
+            lines.append(f"    checked on a GPU: {checked['summary']}")
     return lines
 
 

@@ -114,7 +114,8 @@ def test_summary_text_shows_steps_changes_and_assumptions(made, capsys):
     text = capsys.readouterr().out
     assert "Steps and their graphs (4 ranges 'ProfilerStep#*')" in text
     assert "ProfilerStep#3: piecewise -> eager, and back after it: ProfilerStep#3: no graph launch" in text
-    assert "graph launch priced at 1.26 us + 0.85 ns per node" in text
+    per_node = DEFAULT.per_node_ns + DEFAULT.per_edge_ns
+    assert f"first node priced {per_node:,.2f} ns later per added node (the launch-cost model)" in text
     assert "not been checked against a measured full-graph step on a GPU" in text
 
 
