@@ -97,3 +97,18 @@ def test_launch_cost_refuses_in_one_line(argv, capsys):
     assert main(["launch-cost", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("graphscope: error: --") and err.count("\n") == 1
+
+
+def test_measure_without_a_gpu_is_one_line(monkeypatch, tmp_path, capsys):
+    from graphscope.workload import launch_bench
+
+    def no_gpu(*args, **kwargs):
+        raise RuntimeError("CUDA driver call failed: CUDA_ERROR_NO_DEVICE")
+
+    monkeypatch.setattr(launch_bench, "measure_and_store", no_gpu)
+    monkeypatch.setenv("GRAPHSCOPE_DATA_DIR", str(tmp_path))
+    assert main(["launch-cost", "--measure"]) == 2
+    err = capsys.readouterr().err
+    assert err == "graphscope: error: cannot measure graph launches on this machine: CUDA driver call failed: " \
+        "CUDA_ERROR_NO_DEVICE\n"
+    assert not (tmp_path / launch_cost.USER_FILE).exists()
