@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from graphscope.analysis.anatomy import COLUMNS, Anatomy, changes, mode_counts
-from graphscope.core.launch_cost import DEFAULT, LaunchCost
+from graphscope.core.launch_cost import LaunchCost, model
 from graphscope.core.rules import MODE_PIECEWISE, STEP_MODES
 
 ASSUMPTIONS = (
@@ -41,10 +41,13 @@ TRACED_FACTOR = 10.0  # a trace's per-node launch latency over 10x the model's: 
 MIN_NODE_SPREAD = 4  # node counts across the pieces spanning at least this many nodes show a slope
 
 
-def latency_per_node(found: Anatomy, steps: np.ndarray, cost: LaunchCost = DEFAULT) -> tuple[float, str]:
+def latency_per_node(
+    found: Anatomy, steps: np.ndarray, cost: LaunchCost | None = None
+) -> tuple[float, str]:
     """The per-node launch latency (ns) and where it came from: the slope of first-node latency over node
     count across the graph launches of `steps` (medians per node count, least squares, never negative),
     where their node counts spread over MIN_NODE_SPREAD nodes or more; else the model's."""
+    cost = cost or model()
     step, nodes, latency = found.launch_latency
     mine = np.isin(step, steps) & (nodes >= 0)
     counts = np.unique(nodes[mine])
@@ -55,9 +58,12 @@ def latency_per_node(found: Anatomy, steps: np.ndarray, cost: LaunchCost = DEFAU
     return float(cost.per_node_ns + cost.per_edge_ns), "the launch-cost model"
 
 
-def fused(found: Anatomy, cost: LaunchCost = DEFAULT, per_node: float | None = None) -> dict[str, np.ndarray]:
+def fused(
+    found: Anatomy, cost: LaunchCost | None = None, per_node: float | None = None
+) -> dict[str, np.ndarray]:
     """Per step (every step; meaningful for piecewise ones): the predicted full-graph step and its parts.
     `per_node`: the per-node launch latency to price the added nodes with (None: latency_per_node's)."""
+    cost = cost or model()
     s = found.steps
     length = (s.end - s.start).astype(np.int64)
     piecewise = np.flatnonzero(s.mode == STEP_MODES.index(MODE_PIECEWISE))
@@ -81,9 +87,10 @@ def fused(found: Anatomy, cost: LaunchCost = DEFAULT, per_node: float | None = N
     }
 
 
-def fusion_json(found: Anatomy, cost: LaunchCost = DEFAULT) -> dict[str, Any] | None:
+def fusion_json(found: Anatomy, cost: LaunchCost | None = None) -> dict[str, Any] | None:
     """The prediction for every piecewise step, with the medians, the model and its assumptions (None when
     no step is piecewise)."""
+    cost = cost or model()
     piecewise = np.flatnonzero(found.steps.mode == STEP_MODES.index(MODE_PIECEWISE))
     if not len(piecewise):
         return None

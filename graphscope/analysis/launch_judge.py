@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.core.launch_cost import DEFAULT, LaunchCost
+from graphscope.core.launch_cost import LaunchCost
+from graphscope.core.launch_cost import model as current_model
 
 SLOW_FACTOR = 3.0  # a call over 3x the model's price ...
 SLOW_MIN_NS = 10_000  # ... and 10 us over it pays something the model leaves out
@@ -60,10 +61,11 @@ def judge(
     graphs,
     blocked: np.ndarray,
     node_traced: bool,
-    cost: LaunchCost = DEFAULT,
+    cost: LaunchCost | None = None,
 ) -> list[dict[str, Any]]:
     """Per graph id, the judgement (module docstring). `calls`: per graph launch its call's row in the
     launch metrics (-1: not recorded); `call_ns`, `call_start`, `blocked`: per launch-metrics row."""
+    cost = cost or current_model()
     known = np.flatnonzero(calls >= 0)
     if not len(known):
         return []
@@ -126,12 +128,15 @@ def _why_slow(cost: LaunchCost, n: float | None, median: float, node_traced: boo
     return why
 
 
-def graph_launch_cost(trace, analysis, node_traced: bool, cost: LaunchCost = DEFAULT) -> dict[str, Any] | None:
+def graph_launch_cost(
+    trace, analysis, node_traced: bool, cost: LaunchCost | None = None
+) -> dict[str, Any] | None:
     """The summary's `graph_launch_cost` key (docs/json.md): the model and each graph's judgement; None
     without graph launches whose call was recorded. `analysis`: summary.TraceAnalysis."""
     from graphscope.analysis.steady import blocked_calls
     from graphscope.core.events import ApiKind
 
+    cost = cost or current_model()
     graphs, launches = analysis.graphs, analysis.launches
     if not len(graphs) or not (graphs.api_row >= 0).any():
         return None

@@ -120,7 +120,15 @@ def current(data_dir: Path | None = None) -> LaunchCost:
 
 
 DEFAULT = current()
-"""The model shipped with graphscope (the user's own measurement is read by `current(data_dir)`)."""
+"""The model shipped with graphscope (the user's own measurement is read by `model()`)."""
+
+
+def model() -> LaunchCost:
+    """The model a trace is judged with now: the user's own measurement (in the data folder, where
+    `graphscope launch-cost --measure` writes it) when there is one, else DEFAULT."""
+    from graphscope.core.settings import data_dir
+
+    return current(data_dir())
 
 
 def ols(x: np.ndarray, y: np.ndarray) -> np.ndarray:

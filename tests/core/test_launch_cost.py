@@ -112,3 +112,19 @@ def test_measure_without_a_gpu_is_one_line(monkeypatch, tmp_path, capsys):
     assert err == "graphscope: error: cannot measure graph launches on this machine: CUDA driver call failed: " \
         "CUDA_ERROR_NO_DEVICE\n"
     assert not (tmp_path / launch_cost.USER_FILE).exists()
+
+
+def test_a_kept_summary_is_not_served_once_the_user_measures_again(tmp_path, monkeypatch, own_cache, capsys):
+    """The answer cache keys a summary by the user's launch-cost model too: measuring again (a new model
+    file) makes the next summary price the graph launches by the new model, not the kept answer's."""
+    from graphscope.core import answer_cache
+    from tests.conftest import FORKJOIN
+
+    assert answer_cache.LAUNCH_MODEL_FILE == launch_cost.USER_FILE
+    monkeypatch.setenv("GRAPHSCOPE_DATA_DIR", str(tmp_path))
+    assert main(["summary", str(FORKJOIN), "--json"]) == 0
+    before = json.loads(capsys.readouterr().out)["graph_launch_cost"]["model"]
+    (tmp_path / launch_cost.USER_FILE).write_text(json.dumps(fit_measurement(synthetic())))
+    assert main(["summary", str(FORKJOIN), "--json"]) == 0
+    after = json.loads(capsys.readouterr().out)["graph_launch_cost"]["model"]
+    assert before["gpu"] != "Test GPU" and after["gpu"] == "Test GPU"
