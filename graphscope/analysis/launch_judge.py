@@ -4,6 +4,8 @@ Per graph (graph id), over its launches with a recorded call: the median call ti
 count costs by the model, the first node's start after the call began, the replay. A call far slower than
 the model (SLOW_FACTOR and SLOW_MIN_NS) pays something else, named from what the trace shows:
 
+- graph-level tracing: an Nsight export made with --cuda-graph-trace=graph, whose launch calls the
+  measurement prices too (`traced_graph`);
 - node-level tracing: nodes were traced one by one (Nsight's --cuda-graph-trace=node, a PyTorch profiler
   recording replayed kernels), which the measurement prices per node where it was traced (`traced_node`);
 - a first launch without an upload: the graph's first call, far slower than its others;
@@ -62,6 +64,7 @@ def judge(
     blocked: np.ndarray,
     node_traced: bool,
     cost: LaunchCost | None = None,
+    graph_traced: bool = False,
 ) -> list[dict[str, Any]]:
     """Per graph id, the judgement (module docstring). `calls`: per graph launch its call's row in the
     launch metrics (-1: not recorded); `call_ns`, `call_start`, `blocked`: per launch-metrics row."""
@@ -100,13 +103,24 @@ def judge(
             first = f"a first launch: {took[0] / 1000:.1f} us against {median / 1000:.1f} us after{priced}"
             entry["paid"].append(first)
         if slow or (model is None and median > SLOW_MIN_NS):
-            entry["paid"] += _why_slow(cost, n, median, node_traced, int(blocked[calls[mine]].sum()))
+            entry["paid"] += _why_slow(cost, n, median, node_traced, int(blocked[calls[mine]].sum()), graph_traced)
         result.append(entry)
     return result
 
 
-def _why_slow(cost: LaunchCost, n: float | None, median: float, node_traced: bool, blocked: int) -> list[str]:
+def _why_slow(
+    cost: LaunchCost, n: float | None, median: float, node_traced: bool, blocked: int, graph_traced: bool = False
+) -> list[str]:
     why = []
+    if graph_traced:
+        fit = _term(cost, "traced_graph", "host")
+        measured = (
+            f" (measured under Nsight's --cuda-graph-trace=graph: {fit['fixed_ns'] / 1000:.1f} us + "
+            f"{fit['per_node_ns']:.0f} ns per node)"
+            if fit
+            else ""
+        )
+        why.append(f"graph-level tracing: Nsight tracing each graph launch slows the call too{measured}")
     if node_traced:
         fit = _term(cost, "traced_node", "host")
         traced = f" (measured under Nsight: {_line(fit, n) / 1000:.1f} us for {n:,.0f} nodes)" if fit and n else ""
@@ -146,5 +160,6 @@ def graph_launch_cost(
     steady = launches.of_kind(ApiKind.GRAPH_LAUNCH) & ~launches.capture & (launches.first_work >= 0)
     blocked, _ = blocked_calls(launches, analysis.work, steady)
     call_start = launches.call_start[launches.rows].astype(np.int64)
-    found = judge(calls, launches.api_ns, call_start, graphs, blocked, node_traced, cost)
+    graph_traced = trace.info.graph_trace_mode == "graph"  # an Nsight export traced graph by graph
+    found = judge(calls, launches.api_ns, call_start, graphs, blocked, node_traced, cost, graph_traced)
     return {"model": cost.to_json(), "node_traced": node_traced, "graphs": found}

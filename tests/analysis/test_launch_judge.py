@@ -49,3 +49,17 @@ def test_summary_text_names_what_else_is_paid(capsys):
 def test_splitting_saves_the_first_node_latency_of_half_the_nodes():
     # without a measured first-node latency the host per-node term prices it: half the nodes' share
     assert split_saving_ns(ORIENTATION, 5000) == pytest.approx(2500 * ORIENTATION.per_node_ns + 2500 * 0, abs=5)
+
+
+def test_a_graph_mode_export_names_graph_level_tracing(capsys):
+    path = DATA / "h200_seed_vecadd_graph.sqlite"
+    assert main(["summary", str(path), "--json"]) == 0
+    (graph,) = json.loads(capsys.readouterr().out)["graph_launch_cost"]["graphs"]
+    db = sqlite3.connect(path)
+    calls = [r[0] for r in db.execute(
+        "SELECT r.end - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId "
+        "WHERE s.value LIKE 'cudaGraphLaunch%' ORDER BY r.start")]  # fmt: skip
+    db.close()
+    assert graph["nodes"] is None and graph["model_ns"] is None and graph["launches"] == len(calls) == 3
+    assert graph["median_call_ns"] == statistics.median(calls)
+    assert graph["paid"][0].startswith("graph-level tracing")
