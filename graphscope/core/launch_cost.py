@@ -26,7 +26,7 @@ _POINTS = ((10, 1_270.0), (5_000, 5_500.0))  # (kernel nodes, host ns per cudaGr
 SHIPPED = Path(__file__).with_name("launch_cost_h100.json")
 USER_FILE = "launch_cost.json"  # in core/settings.data_dir()
 BOOTSTRAP = 400
-TERMS = ("fixed_ns", "per_node_ns", "per_edge_ns")
+TERMS = ("fixed_ns", "per_node_ns", "per_edge_ns", "per_root_ns")  # per_root_ns: each root node beyond the first
 
 
 @dataclass(frozen=True)
@@ -39,15 +39,18 @@ class LaunchCost:
     source: str
     measured_here: bool  # False: a figure carried from elsewhere, not measured by graphscope
     per_edge_ns: float = 0.0
+    per_root_ns: float = 0.0  # each root node beyond the first
     interval: dict[str, list[float]] = field(default_factory=dict)  # 95% per term, where measured
     other: dict[str, Any] = field(default_factory=dict)  # the other fits of the measurement (fit_measurement)
 
-    def launch_ns(self, nodes: float | np.ndarray, edges: float | np.ndarray | None = None) -> Any:
-        """Predicted host time of launching a graph of `nodes` nodes and `edges` edges (unknown: a chain's,
-        nodes - 1)."""
+    def launch_ns(
+        self, nodes: float | np.ndarray, edges: float | np.ndarray | None = None, roots: float | np.ndarray = 1
+    ) -> Any:
+        """Predicted host time of launching a graph of `nodes` nodes, `edges` edges (unknown: a chain's,
+        nodes - 1) and `roots` root nodes."""
         if edges is None:
             edges = np.maximum(np.asarray(nodes) - 1, 0)
-        return self.fixed_ns + self.per_node_ns * nodes + self.per_edge_ns * edges
+        return self.fixed_ns + self.per_node_ns * nodes + self.per_edge_ns * edges + self.per_root_ns * (roots - 1)
 
     def describe(self) -> str:
         """'1.26 us + 0.85 ns per node (H100; ...)'."""
@@ -59,6 +62,7 @@ class LaunchCost:
             "fixed_ns": round(self.fixed_ns, 1),
             "per_node_ns": round(self.per_node_ns, 3),
             "per_edge_ns": round(self.per_edge_ns, 3),
+            "per_root_ns": round(self.per_root_ns, 1),
             "interval": self.interval,
             "gpu": self.gpu,
             "source": self.source,
@@ -92,6 +96,7 @@ def from_json(data: dict[str, Any], where: str) -> LaunchCost:
         fixed_ns=float(host["fixed_ns"]),
         per_node_ns=float(host["per_node_ns"]),
         per_edge_ns=float(host.get("per_edge_ns", 0.0)),
+        per_root_ns=float(host.get("per_root_ns", 0.0)),
         gpu=str(data["gpu"]),
         source=f"measured by graphscope ({data.get('measured', where)})",
         measured_here=True,
@@ -158,20 +163,41 @@ def fit_terms(design: np.ndarray, samples: list[np.ndarray], names: tuple[str, .
     }
 
 
+SERIAL_SHAPES = ("chain", "layered", "streams")  # few nodes ready at a time: fixed + node + edge + root terms
+EXTRA_UNITS = {  # shapes whose nodes cost more, and what is counted as one unit of that extra cost
+    "fanout": ("parallel_node_ns", lambda s: s["nodes"] - 2),  # leaves beyond the first, all ready at once
+    "memops": ("memop_node_ns", lambda s: s.get("memops", 0)),  # memset and memcpy nodes
+    "hostnodes": ("host_node_ns", lambda s: s.get("hostnodes", 0)),  # host nodes
+}
+BLOCKED_SHARE = 0.8  # a launch call lasting 80% of the GPU's time from before it to the graph's end kept
+# pace with the GPU (measured: a fan-out of 100 tiny kernels, 25 of 31 us): its time is the GPU's, not its own
+
+
+def blocked(sample: dict[str, Any]) -> bool:
+    """Did the launch call keep pace with the GPU (BLOCKED_SHARE)?"""
+    return bool(np.median(sample["host_ns"]) >= BLOCKED_SHARE * np.median(sample["gpu_ns"]))
+
+
 def fit_measurement(
     raw: dict[str, Any], traced: list[dict[str, Any]] | None = None, source: str = ""
 ) -> dict[str, Any]:
     """The stored model from a raw measurement (workload/launch_bench.measure) and, optionally, nsys-traced
-    points (benchmarks/graph_launch_cost.py latency): host launch fixed + per node + per edge; the GPU's
-    time per node from the launch to the last node's end, per shape; the first launch without an upload;
-    a launch into a busy stream; and, traced, the first node's start after the call and the call's time
-    under tracing."""
+    points (benchmarks/graph_launch_cost.py latency).
+
+    - `host`: fixed + per node + per edge, fitted on the serial shapes (SERIAL_SHAPES: chains, layers of 4,
+      four parallel chains), whose calls never kept pace with the GPU;
+    - `extra`: what a node of each other kind costs the call beyond that (EXTRA_UNITS: a fan-out leaf, an
+      extra root, a memset/memcpy node, a host node), the median over the sizes whose call did not keep
+      pace with the GPU; `blocked_from`: per shape, the smallest graph whose call did (BLOCKED_SHARE);
+    - `host_nodes`: what a host node adds to the call and to the GPU's time;
+    - `gpu_by_shape`: the GPU's time from an event before the call to the graph's end, per shape;
+    - the one-offs: first launch without an upload, after one, into a busy stream, instantiation;
+    - `traced_<mode>`: under Nsight, chains only: the call, the first node's start after the call began,
+      the replay."""
     every = raw["samples"]
-    samples = [s for s in every if not s.get("hostnodes")]  # host nodes priced apart, below
-    nodes = np.array([s["nodes"] for s in samples], float)
-    edges = np.array([s["edges"] for s in samples], float)
-    design = np.column_stack([np.ones_like(nodes), nodes, edges])
-    host = fit_terms(design, [np.asarray(s["host_ns"], float) for s in samples], TERMS)
+    serial = [s for s in every if s["shape"] in SERIAL_SHAPES]
+    design = np.array([_row(s) for s in serial], float)
+    host = fit_terms(design, [np.asarray(s["host_ns"], float) for s in serial], TERMS)
     result: dict[str, Any] = {
         "gpu": raw["gpu"],
         "driver_version": raw.get("driver_version"),
@@ -179,38 +205,63 @@ def fit_measurement(
         "reps": raw.get("reps"),
         "ctypes_floor_ns": raw.get("floor_ns"),
         "host": host,
+        "extra": {},
+        "blocked_from": {},
     }
-    line = np.column_stack([np.ones_like(nodes), nodes])
+    coef = np.array([host[t] for t in TERMS])
+    for shape, (name, units) in EXTRA_UNITS.items():
+        mine = [s for s in every if s["shape"] == shape and units(s) > 0]
+        each = [
+            (float(np.median(s["host_ns"])) - float(coef @ _row(s))) / units(s)
+            for s in mine
+            if not blocked(s)
+        ]
+        if each:
+            result["extra"][name] = round(float(np.median(each)), 1)
+    for shape in sorted({s["shape"] for s in every}):
+        sizes = sorted(s["nodes"] for s in every if s["shape"] == shape and blocked(s))
+        result["blocked_from"][shape] = sizes[0] if sizes else None
+    line = lambda rows: np.column_stack([np.ones(len(rows)), [s["nodes"] for s in rows]])  # noqa: E731
     result["gpu_by_shape"] = {}
-    for shape in sorted({s["shape"] for s in samples}):
-        mine = [i for i, s in enumerate(samples) if s["shape"] == shape]
+    for shape in sorted({s["shape"] for s in every}):
+        mine = [s for s in every if s["shape"] == shape]
         if len(mine) >= 2:
             result["gpu_by_shape"][shape] = fit_terms(
-                line[mine], [np.asarray(samples[i]["gpu_ns"], float) for i in mine], ("fixed_ns", "per_node_ns")
+                line(mine), [np.asarray(s["gpu_ns"], float) for s in mine], ("fixed_ns", "per_node_ns")
             )
+    chains = [s for s in every if s["shape"] == "chain"] or serial
     for key in ("first_no_upload_ns", "first_uploaded_ns", "busy_launch_ns", "instantiate_ns"):
-        y = np.array([s[key] for s in samples], float)
-        coef = ols(line, y)
-        result[key.removesuffix("_ns")] = _line(coef)
+        result[key.removesuffix("_ns")] = _line(ols(line(chains), np.array([s[key] for s in chains], float)))
     result["host_nodes"] = _host_nodes(every)
     for t in traced or []:
-        pts = t["points"]
+        pts = [p for p in t["points"] if p.get("shape", "chain") == "chain"]
         x = np.column_stack([np.ones(len(pts)), [p["nodes"] for p in pts]])
-        entry = {}
-        for key in ("host_ns", "first_node_ns", "replay_ns"):
-            coef = ols(x, np.array([p[key] for p in pts], float))
-            entry[key.removesuffix("_ns")] = _line(coef)
-        result[f"traced_{t.get('trace_mode', 'node')}"] = entry
+        result[f"traced_{t.get('trace_mode', 'node')}"] = {
+            key.removesuffix("_ns"): _line(ols(x, np.array([p[key] for p in pts], float)))
+            for key in ("host_ns", "first_node_ns", "replay_ns")
+        }
     result["points"] = [
         {
             **{k: s.get(k, 0) for k in ("shape", "nodes", "edges", "memops", "hostnodes")},
             **{k: round(float(np.median(s[k])), 1) for k in ("host_ns", "gpu_ns")},
             **{k: s[k] for k in ("first_no_upload_ns", "first_uploaded_ns", "busy_launch_ns", "instantiate_ns")},
+            "blocked": blocked(s),
         }
         for s in every
     ]
     result["traced_points"] = list(traced or [])
     return result
+
+
+def roots(sample: dict[str, Any]) -> int:
+    """A measured graph's root nodes (launch_bench records them; older measurements: from the shape)."""
+    if "roots" in sample:
+        return int(sample["roots"])
+    return {"independent": int(sample["nodes"]), "layered": 4}.get(sample["shape"], 1)
+
+
+def _row(sample: dict[str, Any]) -> list[float]:
+    return [1.0, float(sample["nodes"]), float(sample["edges"]), float(roots(sample) - 1)]
 
 
 def _line(coef: np.ndarray) -> dict[str, float]:
@@ -219,9 +270,9 @@ def _line(coef: np.ndarray) -> dict[str, float]:
 
 def _host_nodes(samples: list[dict[str, Any]]) -> dict[str, Any] | None:
     """What each host node adds to a chain of the same size: host launch time and GPU time (medians over
-    the sizes measured both ways); None without host-node graphs."""
+    the sizes measured both ways whose call did not keep pace with the GPU); None without host-node graphs."""
     chains = {s["nodes"]: s for s in samples if s["shape"] == "chain"}
-    pairs = [(s, chains.get(s["nodes"])) for s in samples if s.get("hostnodes")]
+    pairs = [(s, chains.get(s["nodes"])) for s in samples if s.get("hostnodes") and not blocked(s)]
     pairs = [(s, c) for s, c in pairs if c is not None]
     if not pairs:
         return None

@@ -54,6 +54,7 @@ class Sample:
     edges: int
     memops: int
     hostnodes: int
+    roots: int
     host_ns: list[float] = field(default_factory=list)
     gpu_ns: list[float] = field(default_factory=list)
     instantiate_ns: float = 0.0
@@ -215,7 +216,8 @@ def measure_one(drv: _Driver, shape: str, n: int, reps: int) -> Sample:
     """Build, instantiate and launch one graph (module docstring)."""
     d = drv.d
     g, edges, memops, hosts = build(drv, shape, n)
-    sample = Sample(shape, _nodes(drv, g), edges, memops, hosts)
+    roots = int(drv.ok(drv.d.cuGraphGetRootNodes(g))[1])
+    sample = Sample(shape, _nodes(drv, g), edges, memops, hosts, roots)
     t0 = time.perf_counter_ns()
     fresh = drv.ok(d.cuGraphInstantiate(g, 0))
     sample.instantiate_ns = float(time.perf_counter_ns() - t0)
