@@ -69,7 +69,7 @@ def anatomy_lines(found: dict[str, Any] | None) -> list[str]:
         lines.append(
             f"  one graph instead of the pieces ({len(fusion['steps'])} piecewise steps, medians): step "
             f"{format_ns(fusion['median_step_ns'])} -> predicted {format_ns(fusion['median_predicted_ns'])} "
-            f"({speedup}), {format_ns(removed)} of seam idle waiting for the CPU removed"
+            f"({speedup}), {format_ns(removed)} of GPU idle waiting for the CPU removed"
         )
         middle = len(fusion["steps"]) // 2
         measured = sorted(s["graph_launch_ns"] for s in fusion["steps"])[middle]
