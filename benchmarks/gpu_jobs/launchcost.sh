@@ -33,7 +33,7 @@ if [ "$CALL" = 1 ]; then
   step "done"
 fi
 
-if [ "$CALL" = 2 ] || [ "$CALL" = 3 ]; then
+if [ "$CALL" = 2 ]; then
   step "launch cost: full sweep"
   timeout 30 python3 $B/graph_launch_cost.py measure --reps 25 -o "$RESULTS/launch_raw.json"
   for mode in node graph; do
@@ -46,9 +46,20 @@ if [ "$CALL" = 2 ] || [ "$CALL" = 3 ]; then
   done
   step "decoder three ways"
   timeout 30 python3 $B/fusion_check.py measure -o "$RESULTS" --layers 8 --steps 200 --active 6
-  if [ "$CALL" = 3 ]; then
-    step "gpu tests"
-    timeout 20 python3 -m pytest -m gpu tests/gpu/test_launch_cost_gpu.py -q -p no:cacheprovider
-  fi
+  step "done"
+fi
+
+if [ "$CALL" = 3 ]; then  # the final confirmation (80 s): GPU tests, the measurement, the fusion check, PDL
+  step "gpu tests: launch cost, PDL overlap"
+  GRAPHSCOPE_PDL_TRACE_OUT="$RESULTS/pdl_chain.sqlite" timeout 28 python3 -m pytest -m gpu tests/gpu/test_launch_cost_gpu.py tests/gpu/test_pdl_overlap_gpu.py -q \
+      -p no:cacheprovider 2>&1 | tail -15
+  step "graphscope launch-cost --measure --quick (the user's command)"
+  GRAPHSCOPE_DATA_DIR="$W" timeout 12 python3 -m graphscope launch-cost --measure --quick --nodes 2876 | tail -8
+  cp "$W/launch_cost.json" "$RESULTS/launch_cost_measured.json" 2>/dev/null
+  step "decoder three ways, and the fusion check on its traces"
+  timeout 22 python3 $B/fusion_check.py measure -o "$W/decoder" --layers 8 --steps 100 --active 6
+  cp "$W/decoder/fusion_times.json" "$RESULTS/" 2>/dev/null
+  timeout 10 python3 $B/fusion_check.py check "$W/decoder" > "$RESULTS/fusion_check.json"
+  python3 -c "import json; r = json.load(open('$RESULTS/fusion_check.json')); print('prediction error', round(r['prediction_error'], 4), [round(x, 4) for x in r['prediction_error_95']], 'untraced', r.get('untraced', {}).get('speedup_full_over_piecewise'))"
   step "done"
 fi
