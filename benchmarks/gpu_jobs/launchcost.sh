@@ -51,7 +51,7 @@ fi
 
 if [ "$CALL" = 3 ]; then  # the final confirmation (80 s): GPU tests, the measurement, the fusion check, PDL
   step "gpu tests: launch cost, PDL overlap"
-  GRAPHSCOPE_PDL_TRACE_OUT="$RESULTS/pdl_chain.sqlite" timeout 28 python3 -m pytest -m gpu tests/gpu/test_launch_cost_gpu.py tests/gpu/test_pdl_overlap_gpu.py -q \
+  GRAPHSCOPE_PDL_TRACE_OUT="$RESULTS/pdl_chain.sqlite" timeout 28 python3 -m pytest -m gpu tests/gpu/test_launch_cost_gpu.py tests/gpu/test_pdl_overlap_gpu.py -q -s \
       -p no:cacheprovider 2>&1 | tail -15
   step "graphscope launch-cost --measure --quick (the user's command)"
   GRAPHSCOPE_DATA_DIR="$W" timeout 12 python3 -m graphscope launch-cost --measure --quick --nodes 2876 | tail -8
