@@ -59,6 +59,9 @@ COLUMNS = (
     "seams",  # boundaries with a graph launch on at least one side
     "seam_ns",  # GPU idle at those boundaries
     "seam_host_wait_ns",  # the part of it spent waiting for the CPU to submit the next segment
+    "span_host_wait_ns",  # GPU idle waiting for the CPU from the first graph launch to the last (fusion.py)
+    "first_graph_nodes",  # node activities of the step's first graph launch (-1: none, or not traced)
+    "first_graph_latency_ns",  # its call's start to its first GPU work (-1: no graph launch with a call)
     "busy_ns",  # union of the step's GPU work
     "graph_busy_ns",  # union of its graph launches' work
     "captures",  # begin-capture calls made in the step
@@ -75,6 +78,9 @@ class Anatomy:
     source: str  # "3 ranges 'graph_*' + 3 ranges 'eager_*'"
     graph_ids: list[np.ndarray]  # per step, the distinct graph ids it launched
     shapes: Shapes | None = None  # per step, operator input shapes (analysis/step_shapes.py)
+    # per graph launch whose first node waited for its call (not for queued work): (step, node activities,
+    # call start to first work)
+    launch_latency: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.empty(0, np.int64),) * 3
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -181,15 +187,15 @@ def anatomy(trace: Trace, work: Table, graphs, launches) -> Anatomy | None:
     inside[inside] = seg_at[inside] < step_end[step[inside]]
     keep = np.flatnonzero(inside)
     o = keep[np.lexsort((seg_start[keep], step[keep]))]  # segments by step, then GPU start
-    rows, graph_ids = _per_step(
+    rows, graph_ids, latency = _per_step(
         len(step_start), step[o], is_graph[o], seg_start[o], seg_end[o], seg_call[o], seg_kernel[o], seg_nodes[o],
-        seg_graph[o], api_ns, api_end, _kernel_launch_rows(trace),
+        seg_graph[o], api_ns, api_end, _kernel_launch_rows(trace), seg_at[o],
     )  # fmt: skip
     mode = _modes(rows)
     rows["captures"], rows["capture_calls"] = _captures(trace, launches, step_start, step_end)
     table = Table({"start": step_start, "end": step_end, **rows, "mode": mode})
     shapes = step_shapes(trace, step_start, step_end) if (np.diff(mode) != 0).any() else None  # for changes()
-    return Anatomy(table, _names(trace, step_start, step_end), source, graph_ids, shapes)
+    return Anatomy(table, _names(trace, step_start, step_end), source, graph_ids, shapes, latency)
 
 
 def _captures(trace: Trace, launches, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -264,8 +270,10 @@ def _per_step(
     api_ns: np.ndarray,
     api_end: np.ndarray,
     kernel_launch: np.ndarray,
-) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
-    """The COLUMNS of every step from its segments (sorted by step, then GPU start), all steps at once."""
+    seg_at: np.ndarray,
+) -> tuple[dict[str, np.ndarray], list[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The COLUMNS of every step from its segments (sorted by step, then GPU start), all steps at once;
+    the steps' graph ids; and per graph launch with a call (step, nodes, call start to GPU start)."""
 
     def per(mask: np.ndarray, weights: np.ndarray | None = None, at: np.ndarray = step) -> np.ndarray:
         return np.bincount(at[mask], weights=None if weights is None else weights[mask], minlength=steps).astype(
@@ -288,6 +296,17 @@ def _per_step(
     offset = np.repeat(total[first_of_step] - graph[first_of_step], np.diff(np.r_[first_of_step, n]))
     graphs_before = total - offset  # graph launches up to and including each segment, in its step
     interior = island_first & (graphs_before > 0) & (graphs_before < graphs_in[step])
+    # a boundary inside the span one graph would hold: a graph launch at or before the segment before it,
+    # and one at or after the segment after it
+    before_prev = np.r_[0, graphs_before[:-1]]
+    in_span = same & (before_prev > 0) & (graphs_before - graph < graphs_in[step])
+    first_graph = graph & (graphs_before == 1)
+    has_call = graph & (call >= 0)
+    latency = np.where(has_call, start - seg_at, -1)
+    # a launch whose call returned after all earlier GPU work had ended (any step's): its first node
+    # waited for the call, not behind queued work, so its latency is the launch's own
+    everything = np.r_[np.iinfo(np.int64).min, np.maximum.accumulate(end)[:-1]] if n else end
+    own = has_call & (api_end[np.maximum(call, 0)] >= everything) if len(api_end) else np.zeros(n, bool)
     eager_steps, eager_calls = _distinct_calls(steps, step[~graph], call[~graph])
     launch = kernel_launch[eager_calls]
     graph_steps, graph_calls = _distinct_calls(steps, step[graph], call[graph])
@@ -306,12 +325,22 @@ def _per_step(
         "seams": per(seam),
         "seam_ns": per(seam, idle),
         "seam_host_wait_ns": per(seam & waited, idle),
+        "span_host_wait_ns": per(in_span & waited, idle),
+        "first_graph_nodes": _first(steps, step, first_graph, nodes),
+        "first_graph_latency_ns": _first(steps, step, first_graph & has_call, latency),
         "busy_ns": _union(steps, step, start, end),
         "graph_busy_ns": _union(steps, step[graph], start[graph], end[graph]),
     }
     id_steps, ids = _distinct_calls(steps, step[graph], graph_id[graph])
     graph_ids = np.split(ids, np.searchsorted(id_steps, np.arange(1, steps)))
-    return rows, graph_ids
+    return rows, graph_ids, (step[own], nodes[own], latency[own])
+
+
+def _first(steps: int, step: np.ndarray, mask: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per step, the value of its (only) masked segment; -1 where none."""
+    out = np.full(steps, -1, np.int64)
+    out[step[mask]] = values[mask]
+    return out
 
 
 def _modes(rows: dict[str, np.ndarray]) -> np.ndarray:

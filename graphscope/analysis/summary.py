@@ -19,6 +19,7 @@ from graphscope.analysis.gpu_time import DeviceTime, device_time, gpu_work
 from graphscope.analysis.graphs import GraphLaunches, graph_launches, node_activities
 from graphscope.analysis.kernel_stats import kernel_stats
 from graphscope.analysis.launch import LaunchMetrics, launch_metrics
+from graphscope.analysis.launch_judge import graph_launch_cost
 from graphscope.analysis.overlap import stream_overlap
 from graphscope.analysis.scope import Scope, ScopedRows, measured_scope, scoped_rows
 from graphscope.analysis.steady import launch_account, launch_keys
@@ -258,6 +259,7 @@ def _summarize(
         "gpu": gpus,
         "stream_overlap": stream_overlap(scoped_work).to_json(),  # analysis/overlap.py
         "anatomy": anatomy_json(anatomy(trace, work, graphs, launches), origin),
+        "graph_launch_cost": graph_launch_cost(trace, analysis, node_traced),  # analysis/launch_judge.py
         "processes": len(trace.processes),
         "threads": len(trace.threads),
         "holds": info.holds,

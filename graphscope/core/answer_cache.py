@@ -73,12 +73,26 @@ def code_version(*packages: str) -> str:
     root = Path(__file__).resolve().parent.parent
     newest = 0
     for package in packages:
-        for source in (root / package).glob("*.py"):
+        for source in [*(root / package).glob("*.py"), *(root / package).glob("*.json")]:
             try:
                 newest = max(newest, source.stat().st_mtime_ns)
             except OSError:
                 continue
     return f"{__version__}+{newest}"
+
+
+LAUNCH_MODEL_FILE = "launch_cost.json"  # core/launch_cost.USER_FILE, in the data folder
+
+
+def _launch_model_stamp() -> str:
+    """The user's measured launch-cost model as it is now (size and time), or '' without one."""
+    from graphscope.core.settings import data_dir
+
+    try:
+        stat = (data_dir() / LAUNCH_MODEL_FILE).stat()
+    except OSError:
+        return ""
+    return f"+launch{stat.st_size}.{stat.st_mtime_ns}"
 
 
 def file_key(path: Path, version: int | str) -> str:
@@ -93,6 +107,7 @@ _asked: dict[tuple[str, str], Path] = {}  # (file, question) -> the answer's pat
 def _answer_path(path: Path, question: dict[str, Any]) -> Path:
     asked = json.dumps(question, sort_keys=True, default=str)
     made_by = code_version("core", "trace", "analysis", "text", "cli")  # what a summary is computed and written by
+    made_by += _launch_model_stamp()  # the user's launch-cost model prices graph launches (core/launch_cost.py)
     digest = hashlib.sha256(f"{made_by}|{asked}".encode()).hexdigest()[:24]
     return cache_subfolder("answers") / f"{file_key(path, 'answer')}-{digest}.txt"
 

@@ -69,7 +69,7 @@ def anatomy_lines(found: dict[str, Any] | None) -> list[str]:
         lines.append(
             f"  one graph instead of the pieces ({len(fusion['steps'])} piecewise steps, medians): step "
             f"{format_ns(fusion['median_step_ns'])} -> predicted {format_ns(fusion['median_predicted_ns'])} "
-            f"({speedup}), {format_ns(removed)} of seam idle waiting for the CPU removed"
+            f"({speedup}), {format_ns(removed)} of GPU idle waiting for the CPU removed"
         )
         middle = len(fusion["steps"]) // 2
         measured = sorted(s["graph_launch_ns"] for s in fusion["steps"])[middle]
@@ -80,12 +80,21 @@ def anatomy_lines(found: dict[str, Any] | None) -> list[str]:
         )
         cost = fusion["launch_cost"]
         lines.append(
-            f"    graph launch priced at {cost['fixed_ns'] / 1000:.2f} us + {cost['per_node_ns']:.2f} ns per node "
-            f"({cost['gpu']}; {cost['source']})"
+            f"    the merged graph's first node priced {fusion['latency_per_node_ns']:,.2f} ns later per added node "
+            f"({fusion['latency_per_node_from']}); the launch-cost model: {cost['fixed_ns'] / 1000:.2f} us + "
+            f"{cost['per_node_ns']:.2f} ns per node ({cost['gpu']}; {cost['source']})"
         )
+        if fusion.get("median_predicted_untraced_ns") is not None:
+            lines.append(
+                f"    this trace's launches pay for its tracing: with untraced launches the step would be "
+                f"{format_ns(fusion['median_predicted_untraced_ns'])}"
+            )
         lines += [f"    assumes {text}" for text in fusion["assumptions"]]
-        if not fusion["checked_on_gpu"]:
+        checked = fusion["checked_on_gpu"]
+        if not checked:
             lines.append("    the prediction has not been checked against a measured full-graph step on a GPU yet")
+        else:
+            lines.append(f"    checked on a GPU: {checked['summary']}")
     return lines
 
 
@@ -115,3 +124,35 @@ def anatomy_tables(sides: list[tuple[str, dict[str, Any] | None]]) -> list[dict[
     if not rows:
         return []
     return [{"title": "Steps and their graphs (medians per mode)", "columns": columns, "rows": rows}]
+
+
+def graph_launch_lines(found: dict[str, Any] | None, shown: int = 4) -> list[str]:
+    """The graph launches judged against the launch-cost model (analysis/launch_judge.py), the graphs with
+    the most launch time first."""
+    if not found or not found["graphs"]:
+        return []
+    model = found["model"]
+    edge = f" + {model['per_edge_ns']:.2f} ns per edge" if model.get("per_edge_ns") else ""
+    lines = [
+        "",
+        f"Graph launches against the launch-cost model ({model['fixed_ns'] / 1000:.2f} us + "
+        f"{model['per_node_ns']:.2f} ns per node{edge}; {model['gpu']})",
+    ]
+    for g in sorted(found["graphs"], key=lambda e: -e["median_call_ns"] * e["launches"])[:shown]:
+        call = f"{g['median_call_ns'] / 1000:.1f} us"
+        if g["nodes"] is None:
+            lines.append(f"  graph {g['graph']}: launch call {call} (median of {g['launches']}); nodes not traced")
+        else:
+            nodes = f"{g['nodes']:,} node{'s' if g['nodes'] != 1 else ''}"
+            lines.append(
+                f"  graph {g['graph']}: {nodes}; its launch call took {call} (median of "
+                f"{g['launches']}), what {nodes} cost by the model is {g['model_ns'] / 1000:.1f} us"
+                + (
+                    f"; splitting it into two pipelined graphs would save ~{g['split_saving_ns'] / 1000:.1f} us "
+                    "a launch"
+                    if (g["split_saving_ns"] or 0) >= 1000
+                    else ""
+                )
+            )
+        lines += [f"    also paid: {p}" for p in g["paid"]]
+    return lines

@@ -7,7 +7,7 @@ from typing import Any
 from graphscope.core.rules import plural
 from graphscope.core.text import printable_tree
 from graphscope.core.units import format_bytes, format_ns
-from graphscope.text.anatomy import anatomy_lines, overlap_lines
+from graphscope.text.anatomy import anatomy_lines, graph_launch_lines, overlap_lines
 
 
 def _rows(pairs: list[tuple[str, str]]) -> list[str]:
@@ -146,6 +146,7 @@ def render_summary(s: dict[str, Any]) -> str:
             if gpu.get("launch"):  # several GPUs: each one's own verdict
                 lines.append(f"    launches: {gpu['launch']['verdict']}")
     lines += overlap_lines(s.get("stream_overlap")) + anatomy_lines(s.get("anatomy"))
+    lines += graph_launch_lines(s.get("graph_launch_cost"))  # analysis/launch_judge.py
     if s["top_kernels"]:
         lines += ["", "Top kernels (by total time)"]
         width = min(48, max(len(k["name"]) for k in s["top_kernels"]))
