@@ -25,7 +25,8 @@ from graphscope.cli.common import EXIT_BAD_INPUT, Command, Parser, error, join_v
 from graphscope.core import answer_cache
 from graphscope.core.errors import GraphscopeError, one_line
 
-COMMANDS = ("summary", "gui", "run", "dag", "tune", "plan", "launch_cost", "report", "export")  # modules, in --help's order
+# the command modules, in --help's order
+COMMANDS = ("summary", "gui", "run", "dag", "tune", "plan", "launch_cost", "report", "export")
 
 
 def build_parser() -> argparse.ArgumentParser:
