@@ -478,6 +478,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             error = {"kind": getattr(exc, "kind", "no_gpu"), "message": exc.message, "run_id": exc.run_id}
             print(json.dumps({"ok": False, "workload": str(args.workload), "error": error}, indent=2))
         raise
+    if args.profile and "graph" in data.get("traces", {}):  # the replay attributed to its own capture
+        from graphscope.analysis.attribution_run import attribute_run_trace
+
+        data["attribution"] = attribute_run_trace(Path(data["traces"]["graph"]["sqlite"]))
     print(
         json.dumps(data, indent=2)
         if args.json

@@ -17,7 +17,7 @@ MODULE_MARK = "module: "
 """Prefix of the ranges this module opens, so they are told apart from the workload's own."""
 
 
-class _ModuleRanges:
+class ModuleRanges:
     """Global forward hooks that open a range per module call, named by the module's path from its root
     (the outermost module called: its `named_modules()` names everything below it)."""
 
@@ -72,7 +72,7 @@ def profiled_launches(live: Any) -> list[dict[str, Any]]:
 
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     live.reset_state()
-    ranges = _ModuleRanges(torch)
+    ranges = ModuleRanges(torch)
     try:
         with torch.profiler.profile(activities=activities) as profiler:
             live.fw.run(live.step)

@@ -1,0 +1,139 @@
+"""Replayed graph work attributed to a module and a line of user code, on the GPU: a transformers decode
+step (examples/hf_decode.py: a 4-layer Llama from a config, random weights, a StaticCache) run by
+graphscope, and what recording the capture costs.
+
+    python benchmarks/attribution_gpu.py run  OUT      # graphscope run --profile torch, attributed
+    python benchmarks/attribution_gpu.py cost OUT      # capture time: plain, profiler, profiler + stacks
+
+`run` writes OUT/attribution_run.json: the run's `attribution` (coverage per field, top modules, the
+kernels that lost a field) and a second count of the replay straight from the trace's JSON (kernels
+with a graph node id: their number and summed duration), which must equal the attribution's total.
+`cost` writes OUT/attribution_cost.json: the median capture time of the same step (graphscope's
+capture, instantiate excluded) captured N times each way in one process.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKLOAD = ROOT / "examples" / "hf_decode.py"
+WORKLOAD_ARGS: list[str] = []  # e.g. ["--mode", "graph"] where time is short
+
+
+def plain_count(trace: Path) -> dict[str, int]:
+    """Kernels, copies and memsets carrying a graph node id in the Chrome trace, and their summed time (ns),
+    read with json alone: the second way to count what the attribution covers."""
+    opener = gzip.open if trace.name.endswith(".gz") else open
+    with opener(trace, "rt") as handle:
+        events = json.load(handle)["traceEvents"]
+    launches = {
+        (e.get("args") or {}).get("correlation")
+        for e in events
+        if e.get("cat") in ("cuda_runtime", "cuda_driver") and "GraphLaunch" in str(e.get("name"))
+    }
+    nodes, total, ids, by_launch = 0, 0.0, set(), 0
+    for event in events:
+        if event.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+            continue
+        args = event.get("args") or {}
+        by_launch += args.get("correlation") in launches
+        node = args.get("graph node id")
+        if node is None or int(node) == 0:
+            continue
+        nodes += 1
+        ids.add(int(node))
+        total += float(event.get("dur", 0))
+    return {
+        "node_activities": nodes,
+        "distinct_nodes": len(ids),
+        "gpu_ns": round(total * 1000),
+        "activities_under_graph_launches": by_launch,
+    }
+
+
+def run(out: Path) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    command = [
+        sys.executable, "-m", "graphscope", "run", str(WORKLOAD), "--profile", "torch", "--reps", "5",
+        "--warmup", "2", "--json", "--session", str(out / "attrib_session.sqlite"), "--trace-dir", str(out / "traces"),
+        *WORKLOAD_ARGS,
+    ]  # fmt: skip
+    t0 = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    took = time.perf_counter() - t0
+    print(done.stderr[-3000:], file=sys.stderr)
+    try:
+        data = json.loads(done.stdout)
+    except ValueError:
+        print(done.stdout[-3000:])
+        return 1
+    found = {
+        "seconds": took,
+        "rc": done.returncode,
+        "attribution": data.get("attribution"),
+        "capture_plain": data["modes"].get("graph", {}).get("capture"),
+        "capture_recorded": (data.get("profiled") or {}).get("graph", {}).get("capture"),
+        "profiled": data.get("profiled"),
+        "environment": data.get("environment"),
+    }
+    trace = Path(data["traces"]["graph"]["sqlite"])
+    found["plain"] = plain_count(trace)
+    found["trace_bytes"] = trace.stat().st_size
+    (out / "attribution_run.json").write_text(json.dumps(found, indent=2))
+    from graphscope.report.run_text import render_run
+
+    print(render_run(data))
+    coverage = (data.get("attribution") or {}).get("coverage", {})
+    print("plain count:", found["plain"], "attributed total gpu_ns:", coverage.get("gpu_ns"))
+    with open(trace, "rb") as src, gzip.open(out / "hf_decode_graph.pt.trace.json.gz", "wb") as dst:
+        dst.write(src.read())  # the real capture + replay trace, kept for CPU tests where small
+    return 0
+
+
+def cost(out: Path, times: int = 5) -> int:
+    """Median capture time of the step captured `times` times each way, in this process."""
+    import torch
+
+    from graphscope.workload.live import LiveWorkload
+    from graphscope.workload.op_attribution import ModuleRanges
+
+    live = LiveWorkload(WORKLOAD)
+    live.capture_graph()  # the first capture warms up (side stream): not timed
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    answer: dict[str, object] = {}
+
+    def captures(label: str, profile: dict | None, modules: bool) -> None:
+        found = []
+        for _ in range(times):
+            ranges = ModuleRanges(torch) if modules else None
+            try:
+                if profile is None:
+                    found.append(live.capture_graph()["capture_ns"])
+                else:
+                    with torch.profiler.profile(activities=activities, **profile):
+                        found.append(live.capture_graph()["capture_ns"])
+            finally:
+                if ranges is not None:
+                    ranges.close()
+        answer[label] = {"median_ns": statistics.median(found), "all_ns": found}
+        print(f"{label}: capture {statistics.median(found) / 1e6:.2f} ms (median of {times})", flush=True)
+
+    captures("plain", None, False)
+    captures("profiler", {}, False)
+    recorded = {"record_shapes": True, "with_stack": True, "with_modules": True}
+    captures("profiler_stacks_shapes_modules", recorded, True)
+    answer["kernels_captured"] = live.capture.get("launches_captured")
+    (out / "attribution_cost.json").write_text(json.dumps(answer, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    what, folder = sys.argv[1], Path(sys.argv[2])
+    sys.exit(run(folder) if what == "run" else cost(folder))

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# GPU job of issue 46 (attribution of a run's replay), 44 (the shipped demo plan) and 42 (graph memory
+# against PyTorch's and CuPy's accounting). Usage: RESULTS=DIR bash benchmarks/gpu_jobs/attrib.sh CALL
+set +e
+CALL="${1:-1}"
+RESULTS="${RESULTS:-$PWD/gpu-out}"
+mkdir -p "$RESULTS"
+export PYTHONUNBUFFERED=1
+step() { echo "== $(date -u +%T) $*"; }
+step "call $CALL on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
+python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
+
+if [ "$CALL" = 1 ]; then
+  step "attribution of a transformers decode step (graph mode, --profile torch)"
+  timeout 40 python3 - "$RESULTS" <<'PY'
+import sys, benchmarks.attribution_gpu as b
+b.WORKLOAD_ARGS = ["--mode", "graph"]
+sys.exit(b.run(__import__("pathlib").Path(sys.argv[1])))
+PY
+  step "graph memory: torch"
+  timeout 20 python3 benchmarks/graph_memory_gpu.py torch "$RESULTS" 1,4,16,64
+  step "graph memory: cupy"
+  timeout 10 python3 benchmarks/graph_memory_gpu.py cupy "$RESULTS" 1,8,64
+fi
+
+if [ "$CALL" = 2 ] || [ "$CALL" = 3 ]; then
+  step "attribution of a transformers decode step (--profile torch)"
+  timeout 45 python3 benchmarks/attribution_gpu.py run "$RESULTS"
+  step "capture cost of recording stacks, shapes and modules"
+  timeout 20 python3 benchmarks/attribution_gpu.py cost "$RESULTS"
+  step "graph memory: torch"
+  timeout 15 python3 benchmarks/graph_memory_gpu.py torch "$RESULTS" 1,4,16,64
+fi
+step "done"

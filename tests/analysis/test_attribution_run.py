@@ -1,0 +1,48 @@
+"""A run's graph trace attributed (analysis/attribution_run.py): coverage checked against a plain count of
+the JSON, the modules that take the replay's time, and the kernels that lost a field named."""
+
+from __future__ import annotations
+
+from graphscope.analysis.attribution_run import attribute_run_trace, run_attribution
+from graphscope.report.run_text import attribution_lines
+from graphscope.trace import load_trace
+from tests.analysis.test_attribution import DECODER, USER, Trace, _kernel_ns
+
+
+def test_coverage_modules_and_what_lost_its_module(tmp_path):
+    trace = Trace()
+    calls = [*DECODER, {"op": "aten::copy_", "dims": [[4, 16]]}]  # the last call: no module around it
+    trace.capture(calls)
+    for _ in range(2):
+        trace.replay([("gemm", 8, 10.0), ("add", 4, 2.0), ("gemm", 8, 12.0), ("copy_kernel", 1, 3.0)])
+    found = run_attribution(load_trace(trace.write(tmp_path / "run_graph.json.gz")))
+    total = _kernel_ns(trace)
+    assert found["nodes"] == 4 and found["graphs"] == 1 and found["note"] is None
+    assert found["coverage"]["gpu_ns"] == total
+    assert found["coverage"]["module"] == (total - _kernel_ns(trace, {"copy_kernel"})) / total
+    assert found["coverage"]["frame"] == 1.0  # every call ran under the user's line
+    assert found["modules"][0] == {
+        "module": "Decoder_0.Layer_0.Linear_1",
+        "kinds": {"kernel": 1},
+        "nodes": 1,
+        "activities": 2,
+        "gpu_ns": 2 * 12_000,
+    }
+    assert found["frames"][0]["frame"] == USER
+    assert found["lost"] == {"module": [{"kernel": "copy_kernel", "nodes": 1, "gpu_ns": 2 * 3_000}]}
+    lines = attribution_lines(found, {"capture_ns": 1_000_000}, {"capture_ns": 3_000_000})
+    assert "module 88.9%" in lines[0] and "frame 100.0%" in lines[0]
+    assert any("without a module: copy_kernel (1)" in line for line in lines)
+    assert lines[-1].endswith("3 ms (unprofiled 1 ms)")
+
+
+def test_a_trace_without_its_capture_and_one_that_cannot_be_read(tmp_path):
+    trace = Trace()
+    trace.replay([("gemm", 8, 10.0)])
+    found = run_attribution(load_trace(trace.write(tmp_path / "replay_only.json.gz")))
+    assert found["coverage"]["module"] == 0.0 and "no capture" in found["note"]
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    failed = attribute_run_trace(broken)
+    assert failed["nodes"] == 0 and failed["note"].startswith("not attributed: ")
+    assert attribution_lines(failed, None, None) == [f"  attribution: {failed['note']}"]
