@@ -8,24 +8,26 @@ mkdir -p "$RESULTS"
 export PYTHONUNBUFFERED=1
 step() { echo "== $(date -u +%T) $*"; }
 step "call $CALL on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
-python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
+python3 -c "from importlib.metadata import version as v; print('torch', v('torch'), 'transformers', v('transformers'))"
 
 if [ "$CALL" = 1 ]; then
   step "attribution of a transformers decode step (graph mode, --profile torch)"
-  timeout 40 python3 - "$RESULTS" <<'PY'
+  ATTRIB_TIMEOUT=30 timeout 34 python3 - "$RESULTS" <<'PY'
 import sys, benchmarks.attribution_gpu as b
 b.WORKLOAD_ARGS = ["--mode", "graph"]
 sys.exit(b.run(__import__("pathlib").Path(sys.argv[1])))
 PY
   step "graph memory: torch"
-  timeout 20 python3 benchmarks/graph_memory_gpu.py torch "$RESULTS" 1,4,16,64
-  step "graph memory: cupy"
-  timeout 10 python3 benchmarks/graph_memory_gpu.py cupy "$RESULTS" 1,8,64
+  timeout 14 python3 benchmarks/graph_memory_gpu.py torch "$RESULTS" 1,4,16,64
+  step "demo plan: examples/batched_mlp.py"
+  timeout 24 python3 -m graphscope plan examples/batched_mlp.py --reps 20 --serve 2000 --json \
+    --session "$RESULTS/plan.sqlite" > "$RESULTS/demo_plan_raw.json" 2> "$RESULTS/demo_plan.err"
+  echo "plan rc $?"; tail -3 "$RESULTS/demo_plan.err"
 fi
 
 if [ "$CALL" = 2 ] || [ "$CALL" = 3 ]; then
   step "attribution of a transformers decode step (--profile torch)"
-  timeout 45 python3 benchmarks/attribution_gpu.py run "$RESULTS"
+  ATTRIB_TIMEOUT=42 timeout 46 python3 benchmarks/attribution_gpu.py run "$RESULTS"
   step "capture cost of recording stacks, shapes and modules"
   timeout 20 python3 benchmarks/attribution_gpu.py cost "$RESULTS"
   step "graph memory: torch"
