@@ -17,10 +17,12 @@ import sys, benchmarks.attribution_gpu as b
 b.WORKLOAD_ARGS = ["--mode", "graph"]
 sys.exit(b.run(__import__("pathlib").Path(sys.argv[1])))
 PY
+  step "node identity calls (CUDA 13.1+) on this driver"
+  timeout 5 python3 benchmarks/probe_node_ids.py | tee "$RESULTS/node_ids.json"
   step "graph memory: torch"
-  timeout 14 python3 benchmarks/graph_memory_gpu.py torch "$RESULTS" 1,4,16,64
+  timeout 13 python3 benchmarks/graph_memory_gpu.py torch "$RESULTS" 1,4,16,64
   step "demo plan: examples/batched_mlp.py"
-  timeout 24 python3 -m graphscope plan examples/batched_mlp.py --reps 20 --serve 2000 --json \
+  timeout 22 python3 -m graphscope plan examples/batched_mlp.py --reps 20 --serve 2000 --json \
     --session "$RESULTS/plan.sqlite" > "$RESULTS/demo_plan_raw.json" 2> "$RESULTS/demo_plan.err"
   echo "plan rc $?"; tail -3 "$RESULTS/demo_plan.err"
 fi
