@@ -9,7 +9,8 @@ in this process with every memory reading it takes doubled by the framework's: f
 by pool (`memory_snapshot()`: the graphs' private pool apart from the default one), read at the
 planner's own before/after points and also where the capture itself begins and ends
 (`CUDAGraph.capture_begin` / `capture_end`), so the warm-up PyTorch's recipe runs before the first
-capture is told apart from the graph; for CuPy the default pool's total and used bytes. Writes
+capture is told apart from the graph (the planner reads memory after that warm-up and reports it apart,
+`warm_up_bytes`); for CuPy the default pool's total and used bytes. Writes
 OUT/graph_memory_<framework>.json: per size the planner's `memory_bytes` and `pool_bytes` beside every
 reading.
 """
@@ -93,7 +94,8 @@ def measure(framework: str, out: Path, sizes: list[int]) -> dict[str, Any]:
     begins = [r for r in readings if r["at"] == "capture_begin"]
     ends = [r for r in readings if r["at"] == "capture_end"]
     for i, size in enumerate(result["sizes"]):
-        before, after = planner[1 + 2 * i], planner[2 + 2 * i]  # planner[0]: before every size
+        # planner[0]: before every size; [1], [2]: around the recipe's warm-up (once, before the first size)
+        before, after = planner[3 + 2 * i], planner[4 + 2 * i]
         entry = {
             "size": size["size"],
             "memory_bytes": size["memory_bytes"],
@@ -116,8 +118,16 @@ def measure(framework: str, out: Path, sizes: list[int]) -> dict[str, Any]:
             }
         per_size.append(entry)
         print(json.dumps(entry), flush=True)
+    warm = {
+        "warm_up_bytes": result.get("warm_up_bytes"),
+        "free_drop": planner[1]["free"] - planner[2]["free"],
+        "reserved_growth": planner[2]["reserved"] - planner[1]["reserved"],
+        "allocated_growth": planner[2]["allocated"] - planner[1]["allocated"],
+    }
+    print("warm-up:", json.dumps(warm), flush=True)
     answer = {
         "framework": framework,
+        "warm_up": warm,
         "workload": workload.name,
         "sizes": per_size,
         "total_memory_bytes": result["total_memory_bytes"],

@@ -76,9 +76,12 @@ class TorchFramework:
         with self.torch.cuda.stream(self.stream):
             step(self.ctx)
 
-    def capture(self, step: Any) -> Any:
+    def warm_up(self, step: Any) -> None:
+        """PyTorch's recipe before the first capture: a few steps on a side stream (once per process). The
+        caching allocator keeps blocks per stream, so this reserves a second set of the step's working
+        memory: sizes.py runs it before its memory reading, not inside the first size's."""
         torch = self.torch
-        if not self.warmed:  # PyTorch's recipe: warm up on a side stream before the first capture
+        if not self.warmed:
             side = torch.cuda.Stream()
             side.wait_stream(self.stream)
             with torch.cuda.stream(side):
@@ -87,6 +90,10 @@ class TorchFramework:
             self.stream.wait_stream(side)
             self.stream.synchronize()
             self.warmed = True
+
+    def capture(self, step: Any) -> Any:
+        torch = self.torch
+        self.warm_up(step)
         try:
             graph = torch.cuda.CUDAGraph(keep_graph=True)  # keeps the graph readable (its DAG)
         except TypeError:  # an older PyTorch: no raw graph handles
