@@ -4,6 +4,7 @@ graphscope, and what recording the capture costs.
 
     python benchmarks/attribution_gpu.py run  OUT      # graphscope run --profile torch, attributed
     python benchmarks/attribution_gpu.py cost OUT      # capture time: plain, profiler, profiler + stacks
+    python benchmarks/attribution_gpu.py shipped       # no GPU: every shipped trace with replayed nodes
 
 `run` writes OUT/attribution_run.json: the run's `attribution` (coverage per field, top modules, the
 kernels that lost a field) and a second count of the replay straight from the trace's JSON (kernels
@@ -145,6 +146,33 @@ def cost(out: Path, times: int = 5) -> int:
     return 0
 
 
+def shipped() -> int:
+    """Coverage per field of every shipped trace that replays graph nodes (its own capture or node-creation
+    events), and of the shipped capture/replay pair attributed with --capture."""
+    from graphscope.analysis.attribution_run import run_attribution
+    from graphscope.analysis.capture_ops import attribute
+    from graphscope.trace import load_trace
+
+    data = ROOT / "tests" / "data"
+    paths = sorted([*data.glob("*.sqlite"), *(data / "kineto").glob("*.json.gz")])
+    fields = ("operator", "module", "shapes", "frame", "api")
+    print(f"{'trace':<48} {'nodes':>5} " + " ".join(f"{f:>8}" for f in fields) + "  source")
+    for path in paths:
+        found = run_attribution(load_trace(path))
+        if not found["nodes"]:
+            continue
+        shares = " ".join(f"{found['coverage'][f]:>8.1%}" for f in fields)
+        print(f"{path.name:<48} {found['nodes']:>5} {shares}  {found['note'] or 'its own capture / creation events'}")
+    pair = attribute(load_trace(data / "kineto" / "h200_torch_linear_replay.json.gz"),
+                     load_trace(data / "kineto" / "h200_torch_linear_capture.json.gz"))  # fmt: skip
+    shares = " ".join(f"{pair['coverage'][f]:>8.1%}" for f in fields)
+    print(f"{'h200_torch_linear_replay + --capture':<48} {sum(g['nodes'] for g in pair['graphs']):>5} {shares}")
+    return 0
+
+
 if __name__ == "__main__":
-    what, folder = sys.argv[1], Path(sys.argv[2])
+    what = sys.argv[1]
+    if what == "shipped":
+        sys.exit(shipped())
+    folder = Path(sys.argv[2])
     sys.exit(run(folder) if what == "run" else cost(folder))

@@ -435,6 +435,12 @@ def _has_graph_nodes(trace) -> bool:
     return any(len(t) and bool((t.graph_node >= 0).any()) for t in (trace.kernels, trace.memcpy, trace.memset))
 
 
+def _annotate_run(data: dict) -> None:
+    from graphscope.analysis.attribution_run import annotate_run  # trace reading: only once a run is done
+
+    annotate_run(data)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     import importlib.util
 
@@ -474,16 +480,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
             args.trace_dir,
             progress=_progress_printer(not args.json and sys.stderr.isatty()),
             cpu=args.cpu,
+            annotate=_annotate_run,  # the profiled graph trace's replay attributed to its capture
         )
     except (WorkloadError, NoGpuError) as exc:
         if args.json:
             error = {"kind": getattr(exc, "kind", "no_gpu"), "message": exc.message, "run_id": exc.run_id}
             print(json.dumps({"ok": False, "workload": str(args.workload), "error": error}, indent=2))
         raise
-    if args.profile and "graph" in data.get("traces", {}):  # the replay attributed to its own capture
-        from graphscope.analysis.attribution_run import attribute_run_trace
-
-        data["attribution"] = attribute_run_trace(Path(data["traces"]["graph"]["sqlite"]))
     print(
         json.dumps(data, indent=2)
         if args.json

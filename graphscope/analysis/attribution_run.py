@@ -92,3 +92,11 @@ def attribute_run_trace(path: Path) -> dict[str, Any]:
         return run_attribution(load_trace(path))
     except GraphscopeError as exc:
         return {"file": str(path), "coverage": {}, "nodes": 0, "graphs": 0, "note": f"not attributed: {exc}"}
+
+
+def annotate_run(data: dict[str, Any]) -> None:
+    """A run's JSON form gets `attribution` where its graph mode was profiled (workload/record.py's
+    `annotate`, from the CLI and the Run panel)."""
+    graph = (data.get("traces") or {}).get("graph")
+    if graph:
+        data["attribution"] = attribute_run_trace(Path(graph["sqlite"]))

@@ -4,7 +4,7 @@ the JSON, the modules that take the replay's time, and the kernels that lost a f
 from __future__ import annotations
 
 from graphscope.analysis.attribution_run import attribute_run_trace, run_attribution
-from graphscope.report.run_text import attribution_lines
+from graphscope.report.run_text import attribution_lines, render_run
 from graphscope.trace import load_trace
 from tests.analysis.test_attribution import DECODER, USER, Trace, _kernel_ns
 
@@ -46,3 +46,30 @@ def test_a_trace_without_its_capture_and_one_that_cannot_be_read(tmp_path):
     failed = attribute_run_trace(broken)
     assert failed["nodes"] == 0 and failed["note"].startswith("not attributed: ")
     assert attribution_lines(failed, None, None) == [f"  attribution: {failed['note']}"]
+
+
+def test_a_profiled_run_s_json_and_text_carry_its_replay_attributed(tmp_path, monkeypatch):
+    """run_and_record hands the run's JSON form to annotate_run (the CLI's and the Run panel's path): the
+    JSON and the text carry the coverage; the profiled capture's time comes through from the profiled child."""
+    from graphscope.store.recorder import Recorder
+    from graphscope.workload import record
+    from tests.workload.fakes import fake_report
+
+    trace = Trace()
+    trace.capture(DECODER)
+    trace.replay([("gemm", 8, 10.0), ("add", 4, 2.0), ("gemm", 8, 12.0)])
+    path = trace.write(tmp_path / "w_graph.pt.trace.json.gz")
+    report = fake_report(tmp_path / "w.py")
+    report.traces = {"graph": {"sqlite": str(path), "report": str(path)}}
+    recorded = {"capture_ns": 9_000_000, "instantiate_ns": 1, "upload_ns": 1, "launches_captured": 3}
+    report.profiled = {"graph": {"profiler": "torch", "reps": 5, "wall_ns": 1e6, "gpu_ns": 1e6, "capture": recorded}}
+    monkeypatch.setattr(record, "run_workload", lambda *args, **kwargs: report)
+    from graphscope.analysis.attribution_run import annotate_run
+
+    db = tmp_path / "s.sqlite"
+    data = record.run_and_record(tmp_path / "w.py", Recorder(db), profile="torch", annotate=annotate_run)
+    assert data["run_id"] == 1 and data["attribution"]["coverage"]["module"] == 1.0
+    assert data["attribution"]["coverage"]["gpu_ns"] == _kernel_ns(trace)
+    text = render_run(data)
+    assert "replayed graph work attributed (share of replay GPU time): module 100.0%, frame 100.0%" in text
+    assert "capture while recording stacks, shapes and modules: 9 ms (unprofiled 5.6 ms)" in text
