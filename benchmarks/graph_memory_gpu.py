@@ -25,6 +25,19 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def graph_mem_reserved() -> int | None:
+    """The CUDA graphs' own asynchronous allocator's reserved bytes (graph memory nodes), or None."""
+    try:
+        from cuda.bindings import runtime
+
+        err, value = runtime.cudaDeviceGetGraphMemAttribute(
+            0, runtime.cudaGraphMemAttributeType.cudaGraphMemAttrReservedMemCurrent
+        )
+    except Exception:  # no cuda-bindings, or a binding this driver cannot serve
+        return None
+    return int(value) if err == runtime.cudaError_t.cudaSuccess else None
+
+
 def torch_reading(torch: Any) -> dict[str, Any]:
     """Free device bytes, PyTorch's reserved/allocated bytes and reserved bytes per allocator pool."""
     stats = torch.cuda.memory_stats()
@@ -38,13 +51,19 @@ def torch_reading(torch: Any) -> dict[str, Any]:
         "reserved": int(stats.get("reserved_bytes.all.current", 0)),
         "allocated": int(stats.get("allocated_bytes.all.current", 0)),
         "pools": pools,
+        "graph_mem": graph_mem_reserved(),
     }
 
 
 def cupy_reading(cupy: Any) -> dict[str, Any]:
     pool = cupy.get_default_memory_pool()
     free, _ = cupy.cuda.runtime.memGetInfo()
-    return {"free": int(free), "reserved": int(pool.total_bytes()), "allocated": int(pool.used_bytes())}
+    return {
+        "free": int(free),
+        "reserved": int(pool.total_bytes()),
+        "allocated": int(pool.used_bytes()),
+        "graph_mem": graph_mem_reserved(),
+    }
 
 
 def measure(framework: str, out: Path, sizes: list[int]) -> dict[str, Any]:
