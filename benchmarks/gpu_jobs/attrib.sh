@@ -10,7 +10,8 @@ step() { echo "== $(date -u +%T) $*"; }
 step "call $CALL on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
 python3 -c "from importlib.metadata import version as v; print('torch', v('torch'), 'transformers', v('transformers'))"
 
-if [ "$CALL" = 1 ]; then
+# One GPU call (the lead's plan since call 1 could not run): 100 s, the most valuable first.
+if [ "$CALL" = 1 ] || [ "$CALL" = 2 ]; then
   step "attribution of a transformers decode step (graph mode, --profile torch)"
   ATTRIB_TIMEOUT=30 timeout 33 python3 - "$RESULTS" <<'PY'
 import sys, benchmarks.attribution_gpu as b
@@ -21,17 +22,21 @@ PY
   timeout 22 python3 -m graphscope plan examples/batched_mlp.py --reps 20 --serve 2000 --json \
     --session "$RESULTS/plan.sqlite" > "$RESULTS/demo_plan_raw.json" 2> "$RESULTS/demo_plan.err"
   echo "plan rc $?"; tail -3 "$RESULTS/demo_plan.err"
-  step "node identity calls (CUDA 13.1+) on this driver"
-  timeout 4 python3 benchmarks/probe_node_ids.py | tee "$RESULTS/node_ids.json"
   step "graph memory: torch"
   timeout 13 python3 benchmarks/graph_memory_gpu.py torch "$RESULTS" 1,4,16,64
+  step "node identity calls (CUDA 13.1+) on this driver"
+  timeout 4 python3 benchmarks/probe_node_ids.py | tee "$RESULTS/node_ids.json"
+  step "DAG of the decode step: lines and shapes on kernel nodes"
+  timeout 18 python3 -m pytest -m gpu -q -s -p no:cacheprovider -x \
+    "tests/gpu/test_attribution_gpu.py::test_the_dag_of_a_decode_step_gives_kernel_nodes_their_line_and_shapes" \
+    2>&1 | tail -15
+  step "capture cost of recording stacks, shapes and modules"
+  timeout 12 python3 benchmarks/attribution_gpu.py cost "$RESULTS"
 fi
 
-if [ "$CALL" = 2 ] || [ "$CALL" = 3 ]; then
-  step "attribution of a transformers decode step (--profile torch)"
-  ATTRIB_TIMEOUT=42 timeout 46 python3 benchmarks/attribution_gpu.py run "$RESULTS"
-  step "capture cost of recording stacks, shapes and modules"
-  timeout 20 python3 benchmarks/attribution_gpu.py cost "$RESULTS"
+if [ "$CALL" = 3 ]; then
+  step "GPU tests of attribution"
+  timeout 80 python3 -m pytest -m gpu -q -s -p no:cacheprovider tests/gpu/test_attribution_gpu.py 2>&1 | tail -30
   step "graph memory: torch"
   timeout 15 python3 benchmarks/graph_memory_gpu.py torch "$RESULTS" 1,4,16,64
 fi
