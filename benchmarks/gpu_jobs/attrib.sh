@@ -13,7 +13,7 @@ python3 -c "from importlib.metadata import version as v; print('torch', v('torch
 # One GPU call (the lead's plan since call 1 could not run): 100 s, the most valuable first.
 if [ "$CALL" = 1 ] || [ "$CALL" = 2 ]; then
   step "attribution of a transformers decode step (graph mode, --profile torch)"
-  ATTRIB_TIMEOUT=30 timeout 33 python3 - "$RESULTS" <<'PY'
+  ATTRIB_TIMEOUT=38 timeout 41 python3 - "$RESULTS" <<'PY'
 import sys, benchmarks.attribution_gpu as b
 b.WORKLOAD_ARGS = ["--mode", "graph"]
 sys.exit(b.run(__import__("pathlib").Path(sys.argv[1])))
