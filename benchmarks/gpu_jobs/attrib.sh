@@ -19,7 +19,7 @@ b.WORKLOAD_ARGS = ["--mode", "graph"]
 sys.exit(b.run(__import__("pathlib").Path(sys.argv[1])))
 PY
   step "demo plan: examples/batched_mlp.py"
-  timeout 22 python3 -m graphscope plan examples/batched_mlp.py --reps 20 --serve 2000 --json \
+  timeout 22 python3 -m graphscope plan examples/batched_mlp.py --reps 20 --json \
     --session "$RESULTS/plan.sqlite" > "$RESULTS/demo_plan_raw.json" 2> "$RESULTS/demo_plan.err"
   echo "plan rc $?"; tail -3 "$RESULTS/demo_plan.err"
   step "graph memory: torch"
