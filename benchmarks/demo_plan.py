@@ -3,7 +3,7 @@
     python benchmarks/demo_plan.py RAW.json
 
 The GPU job (benchmarks/gpu_jobs/attrib.sh) runs `graphscope plan examples/batched_mlp.py --reps 20
---serve 2000 --json`; this keeps the record as printed, less what belongs to that machine's session
+--json`; this keeps the record as printed, less what belongs to that machine's session
 (`plan_id`, `session`), with the workload named from the checkout's root, and checks it as `plan:demo`
 will be checked when read.
 """
