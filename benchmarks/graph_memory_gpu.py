@@ -107,7 +107,11 @@ def measure(framework: str, out: Path, sizes: list[int]) -> dict[str, Any]:
         return found
 
     fw.memory = doubled  # type: ignore[method-assign]
-    result = measure_sizes(live, sizes, reps=5, warmup=2)
+    try:
+        result = measure_sizes(live, sizes, reps=5, warmup=2)
+    finally:
+        if framework == "torch":  # the class as it was, for whatever runs next in this process
+            graph_class.capture_begin, graph_class.capture_end = begin, end  # type: ignore[method-assign]
     per_size = []
     planner = [r for r in readings if r["at"] == "planner"]
     begins = [r for r in readings if r["at"] == "capture_begin"]
@@ -135,6 +139,8 @@ def measure(framework: str, out: Path, sizes: list[int]) -> dict[str, Any]:
                 for p in sorted(pools)
                 if after["pools"].get(p, 0) != before["pools"].get(p, 0)
             }
+            # the graphs' private pools (PyTorch's default pool is (0, 0)): what the size's graph took
+            entry["graph_pool_growth"] = sum(v for p, v in entry["pool_growth"].items() if p != "(0, 0)")
         per_size.append(entry)
         print(json.dumps(entry), flush=True)
     warm = {

@@ -78,3 +78,22 @@ def test_the_dag_of_a_decode_step_gives_kernel_nodes_their_line_and_shapes():
     print(dag.notes, [n.detail.get("frame") for n in kernels[:8]])
     assert len(framed) >= TARGET * len(kernels)
     assert any(n.detail.get("shapes") for n in kernels)
+
+
+@needs_torch
+def test_graph_memory_per_size_is_what_the_graphs_pool_grew_by(tmp_path):
+    """The planner's memory_bytes (free device memory lost around capture, instantiate and upload) and
+    pool_bytes (PyTorch's reserved bytes) against the caching allocator's own segments of the graphs'
+    private pool (memory_snapshot), size by size, largest first: equal up to the 2 MiB a segment rounds to
+    (the instantiated graph's driver memory), never the negative or zero a released cache made of them."""
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.graph_memory_gpu import measure
+
+    found = measure("torch", tmp_path, [1, 4, 16, 64])
+    for size in found["sizes"]:
+        print(json.dumps({k: size[k] for k in ("size", "memory_bytes", "pool_bytes", "graph_pool_growth")}))
+        assert abs(size["memory_bytes"] - size["graph_pool_growth"]) <= 2 << 20
+        assert abs(size["pool_bytes"] - size["graph_pool_growth"]) <= 2 << 20
+    assert found["sizes"][0]["graph_pool_growth"] > 0  # the largest size's graph takes the pool's memory
