@@ -3,7 +3,10 @@ the JSON, the modules that take the replay's time, and the kernels that lost a f
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from graphscope.analysis.attribution_run import attribute_run_trace, run_attribution
+from graphscope.analysis.capture_ops import attribute
 from graphscope.report.run_text import attribution_lines, render_run
 from graphscope.trace import load_trace
 from tests.analysis.test_attribution import DECODER, USER, Trace, _kernel_ns
@@ -73,3 +76,25 @@ def test_a_profiled_run_s_json_and_text_carry_its_replay_attributed(tmp_path, mo
     text = render_run(data)
     assert "replayed graph work attributed (share of replay GPU time): module 100.0%, frame 100.0%" in text
     assert "capture while recording stacks, shapes and modules: 9 ms (unprofiled 5.6 ms)" in text
+
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "kineto" / "h100_hf_decode_graph_profile_torch.json.gz"
+
+
+def test_a_real_decode_step_run_by_graphscope_is_attributed_to_modules_and_lines():
+    """`graphscope run examples/hf_decode.py --profile torch --mode graph` on an H100: 222 nodes replayed 8
+    times; every node's operator, shapes and line known, every one but the step's own logits copy in a
+    module; the total is the plain JSON count of the work under the graph launches."""
+    from benchmarks.attribution_gpu import plain_count
+
+    found = attribute_run_trace(REAL)
+    coverage = found["coverage"]
+    assert found["nodes"] == 222 and found["graphs"] == 1 and found["note"] is None
+    assert coverage["gpu_ns"] == plain_count(REAL)["gpu_ns"] == 3_044_954
+    assert coverage["operator"] == coverage["shapes"] == coverage["frame"] == 1.0
+    assert 0.995 < coverage["module"] < 1.0
+    assert found["lost"] == {"module": [{"kernel": "(copy)", "nodes": 1, "gpu_ns": 12_064}]}
+    assert [m["module"] for m in found["modules"][:4]] == [f"model.layers.{i}.self_attn" for i in (0, 3, 1, 2)]
+    assert all(f["frame"].startswith("transformers/") for f in found["frames"])  # the model's code, not torch's
+    copy = attribute(load_trace(REAL), stacks=True)["nodes"][-1]
+    assert (copy["operator"], copy["frame"], copy["module"]) == ("aten::copy_", "hf_decode.py(42): step", None)
