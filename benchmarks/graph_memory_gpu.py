@@ -141,6 +141,9 @@ def measure(framework: str, out: Path, sizes: list[int]) -> dict[str, Any]:
             }
             # the graphs' private pools (PyTorch's default pool is (0, 0)): what the size's graph took
             entry["graph_pool_growth"] = sum(v for p, v in entry["pool_growth"].items() if p != "(0, 0)")
+            entry["agrees"] = all(  # within the 2 MiB a segment rounds to (the instantiated graph's memory)
+                abs(entry[k] - entry["graph_pool_growth"]) <= 2 << 20 for k in ("memory_bytes", "pool_bytes")
+            )
         per_size.append(entry)
         print(json.dumps(entry), flush=True)
     warm = {

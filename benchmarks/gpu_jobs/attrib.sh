@@ -34,10 +34,23 @@ PY
   timeout 12 python3 benchmarks/attribution_gpu.py cost "$RESULTS"
 fi
 
+# Call 3 (80 s, the final one): verify the graph-memory fix, make the demo plan, then the GPU tests of
+# what call 2 could not reach (DAG lines and shapes, a CuPy run's lines). The decode step's attribution
+# was measured in call 2 (its trace is tests/data/kineto/h100_hf_decode_graph_profile_torch.json.gz).
 if [ "$CALL" = 3 ]; then
-  step "GPU tests of attribution"
-  timeout 80 python3 -m pytest -m gpu -q -s -p no:cacheprovider tests/gpu/test_attribution_gpu.py 2>&1 | tail -30
-  step "graph memory: torch"
-  timeout 15 python3 benchmarks/graph_memory_gpu.py torch "$RESULTS" 1,4,16,64
+  step "graph memory: torch (planner's figure against the graphs' private pool, per size)"
+  timeout 14 python3 benchmarks/graph_memory_gpu.py torch "$RESULTS" 1,4,16,64
+  step "demo plan: examples/batched_mlp.py (assets/demo_plan.json comes back as RESULTS/demo_plan.json)"
+  timeout 22 python3 -m graphscope plan examples/batched_mlp.py --reps 20 --json \
+    --session "$RESULTS/plan.sqlite" > "$RESULTS/demo_plan_raw.json" 2> "$RESULTS/demo_plan.err"
+  echo "plan rc $?"; tail -3 "$RESULTS/demo_plan.err"
+  timeout 5 python3 benchmarks/demo_plan.py "$RESULTS/demo_plan_raw.json" && cp assets/demo_plan.json "$RESULTS/"
+  timeout 8 python3 -m pytest -q -p no:cacheprovider tests/plan/test_demo_plan.py 2>&1 | tail -5
+  step "GPU tests: DAG lines and shapes; a CuPy run's replay attributed to the workload's lines"
+  timeout 28 python3 -m pytest -m gpu -q -s -p no:cacheprovider tests/gpu/test_attribution_gpu.py \
+    -k "dag_of_a_decode or cupy_chain" 2>&1 | tail -12
+  step "node identity calls (CUDA 13.1+) on this driver"
+  timeout 4 python3 benchmarks/probe_node_ids.py | tee "$RESULTS/node_ids.json"
 fi
+
 step "done"
