@@ -12,12 +12,13 @@ from graphscope.cli import main
 from graphscope.core.errors import BadInputError
 from graphscope.store.demo_plan import demo_plan_path, load_demo_plan
 
-pytestmark = pytest.mark.skipif(
+needs_demo = pytest.mark.skipif(
     not demo_plan_path().is_file(),
     reason="assets/demo_plan.json is made on a GPU: benchmarks/gpu_jobs/attrib.sh 3, then benchmarks/demo_plan.py",
 )
 
 
+@needs_demo
 def test_the_shipped_demo_plan_is_a_measured_plan():
     plan = load_demo_plan()
     assert plan["plan_id"] == "demo" and plan["workload"] == "examples/batched_mlp.py"
@@ -33,6 +34,7 @@ def test_the_shipped_demo_plan_is_a_measured_plan():
     assert all(per_size[m["size"]]["eager_ns"] == median(m["eager_ns"]) for m in sizes)  # the table: medians
 
 
+@needs_demo
 def test_plan_demo_re_plans_under_a_budget_and_is_stored(tmp_path, capsys):
     session = tmp_path / "s.sqlite"
     assert main(["plan", "plan:demo", "--memory", "1MiB", "--session", str(session), "--json"]) == 0
@@ -46,6 +48,7 @@ def test_plan_demo_re_plans_under_a_budget_and_is_stored(tmp_path, capsys):
     assert main(["report", "plan:2", "--session", str(session), "-o", str(tmp_path / "p.md")]) == 0
 
 
+@needs_demo
 @pytest.mark.parametrize("suffix", [".md", ".html", ".json"])
 def test_report_plan_demo_renders_without_a_session(tmp_path, suffix):
     out = tmp_path / f"demo{suffix}"
@@ -56,10 +59,20 @@ def test_report_plan_demo_renders_without_a_session(tmp_path, suffix):
         assert "<svg" in text
 
 
-def test_a_damaged_or_missing_demo_plan_is_one_line(tmp_path):
+@needs_demo
+def test_a_damaged_demo_plan_is_one_line(tmp_path):
     broken = tmp_path / "demo_plan.json"
     broken.write_text(json.dumps({**json.loads(demo_plan_path().read_text()), "measurements": {"sizes": []}}))
     with pytest.raises(BadInputError, match=r"^plan:demo \(.*\): the stored plan is damaged \(no measured sizes\)$"):
         load_demo_plan(broken)
+
+
+def test_a_missing_demo_plan_is_one_line(tmp_path, monkeypatch, capsys):
     with pytest.raises(BadInputError, match="the shipped demo plan cannot be read"):
         load_demo_plan(tmp_path / "absent.json")
+    from graphscope.store import demo_plan
+
+    monkeypatch.setattr(demo_plan, "demo_plan_path", lambda: tmp_path / "absent.json")
+    assert main(["report", "plan:demo", "--session", str(tmp_path / "s.sqlite"), "-o", str(tmp_path / "p.md")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "plan:demo: the shipped demo plan cannot be read" in err
