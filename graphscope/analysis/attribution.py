@@ -14,7 +14,6 @@ array per field over the replayed nodes, and turns it into the summary's tables 
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from graphscope.core.events import NODE_WORK, Activity, graph_of, index_in_graph
+from graphscope.core.frames import is_user_frame  # re-exported: the rule lives in core
 from graphscope.core.symbols import SymbolTable
 from graphscope.trace.kineto import RANGE_DOMAINS
 from graphscope.trace.model import Trace
@@ -35,69 +35,8 @@ NO_OPERATOR = "(no operator)"
 FIELDS = ("operator", "module", "shapes", "frame", "api", "capture")
 """The attribution's fields; coverage is the share of replay GPU time that has each."""
 
-LIBRARY_PREFIXES = (
-    "torch/",
-    "torchgen/",
-    "functorch/",
-    "triton/",
-    "cupy/",
-    "cupy_backends/",
-    "numpy/",
-    "nvidia/",
-    "graphscope/workload/",
-    # kernel libraries and wrappers that call kernels for the model code
-    "flashinfer/",
-    "flash_attn/",
-    "xformers/",
-    "transformer_engine/",
-    "apex/",
-    "deep_gemm/",
-    "sgl_kernel/",
-    "accelerate/hooks.py",
-    "vllm/_custom_ops.py",
-    "vllm/vllm_flash_attn/",
-    "vllm/utils",
-    "vllm/platforms/",
-    "sglang/srt/utils",
-    # the engines' launchers: executors, workers, graph runners and compilation wrappers, not model code
-    "vllm/executor/",
-    "vllm/worker/",
-    "vllm/engine/",
-    "vllm/compilation/",
-    "vllm/forward_context.py",
-    "vllm/v1/executor/",
-    "vllm/v1/worker/",
-    "vllm/v1/engine/",
-    "vllm/v1/cudagraph_dispatcher.py",
-    "sglang/srt/model_executor/",
-    "sglang/srt/managers/",
-    "sglang/srt/entrypoints/",
-    "sglang/launch_server.py",
-)
-"""Frames that are not the user's code: a path that starts with one (after site-packages/) is skipped."""
-_FRAME = re.compile(r"^(?P<path>.+?)\((?P<line>\d+)\): ")
 _NVTX_OPERATOR = re.compile(r"^(?P<op>[^,]+), seq = \d+")  # torch.autograd.profiler.emit_nvtx's ranges
 _NVTX_SIZES = re.compile(r"sizes = (?P<sizes>\[(?:[^\[\]]|\[[^\[\]]*\])*\])")  # a list of lists, no further
-
-
-def is_user_frame(text: str) -> bool:
-    """Whether a Python frame (`path(line): function`) is in the user's code: not a built-in, not torch,
-    triton, CuPy, an engine's launcher or the standard library."""
-    found = _FRAME.match(text)
-    if found is None:
-        return False  # built-ins, `<frozen os>`, module ranges
-    path = found["path"].replace("\\", "/")
-    if path.startswith("<"):
-        return False  # <frozen ...>, <string>, generated code
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            path = path.split(marker, 1)[1]
-    if "/lib/python3" in path or "/lib64/python3" in path:
-        return False  # an absolute standard-library path
-    if path.startswith(LIBRARY_PREFIXES) or any(f"/{prefix}" in path for prefix in LIBRARY_PREFIXES):
-        return False  # a library's own file, installed or in a source checkout
-    top = path.split("/", 1)[0].removesuffix(".py")
-    return "/" in path or top not in sys.stdlib_module_names  # a bare `enum.py` is the standard library's
 
 
 @dataclass

@@ -111,6 +111,9 @@ def tooltip(node: DagNode, folded: int, median_ns: float | None = None, module: 
             lines.append(f"made inside module {module} during capture")
     if node.detail.get("launched_by"):
         lines.append(f"launched by {node.detail['launched_by']}")
+    for key, label in (("frame", "line"), ("shapes", "input shapes")):  # workload/op_attribution.py
+        if node.detail.get(key):
+            lines.append(f"{label} {node.detail[key]}")
     if node.detail.get("full_name"):
         full = str(node.detail["full_name"])  # PyTorch's run to 2,000 characters: the start says which one
         lines.append(full if len(full) <= 240 else full[:240] + "…")

@@ -88,7 +88,9 @@ class PlanPanel(TaskPanel):
         self.tasks: list[Task] = []
         self.result: dict[str, Any] | None = None
         self.target = QLineEdit()
-        self.target.setPlaceholderText("a workload that declares SIZES (or give sizes), or plan:ID to re-plan")
+        self.target.setPlaceholderText(
+            "a workload that declares SIZES (or give sizes), or plan:ID to re-plan (plan:demo: the shipped demo)"
+        )
         browse = QPushButton("Browse…")
         browse.clicked.connect(lambda: self._browse(self.target, "Choose a workload", "Python workloads (*.py)"))
         self.sizes = QLineEdit()
@@ -105,6 +107,9 @@ class PlanPanel(TaskPanel):
         self.reps.setValue(20)
         self._task_controls("Plan", self.plan, "choose a workload (or plan:ID) and press Plan")
         self.plan_button = self.start_button
+        self.demo_button = QPushButton("Demo plan")  # store/demo_plan.py: measured on a GPU, tried without one
+        self.demo_button.setToolTip("re-plan the shipped demo plan (plan:demo), measured on an H100")
+        self.demo_button.clicked.connect(self.plan_demo)
         self.verdict = QLabel()
         self.verdict.setWordWrap(True)
         self.plot = pg.PlotWidget(title=f"{PLAN_EXPECTED} against graph memory (the Pareto frontier)")
@@ -142,7 +147,7 @@ class PlanPanel(TaskPanel):
         form.addRow("start-up budget", self.startup)
         form.addRow("repetitions per size", self.reps)
         buttons = QHBoxLayout()
-        for widget in (self.plan_button, self.cancel_button):
+        for widget in (self.plan_button, self.cancel_button, self.demo_button):
             buttons.addWidget(widget)
         buttons.addWidget(self.progress, 1)
         snippet_row = QHBoxLayout()
@@ -167,6 +172,11 @@ class PlanPanel(TaskPanel):
         path, _ = QFileDialog.getOpenFileName(self, title, "", kinds)
         if path:
             field.setText(path)
+
+    def plan_demo(self) -> None:
+        """The shipped demo plan re-planned with the budgets and traffic set here: no GPU needed."""
+        self.target.setText("plan:demo")
+        self.plan()
 
     def plan(self) -> None:
         target = self.target.text().strip()

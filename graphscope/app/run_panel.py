@@ -27,7 +27,7 @@ from graphscope.app.task_panel import TaskPanel
 from graphscope.app.workers import Task
 from graphscope.core.progress import CancelToken, ProgressCallback
 from graphscope.core.units import format_ns
-from graphscope.text.run import own_cost_line
+from graphscope.text.run import attribution_lines, own_cost_line
 from graphscope.workload.record import run_and_record
 from graphscope.workload.runner import MODES
 
@@ -45,10 +45,13 @@ def _run_and_record(
     cancel: CancelToken,
 ) -> dict[str, Any]:
     """The CLI's run path (workload.record), on a worker thread; the database opens there too."""
+    from graphscope.analysis.attribution_run import annotate_run
     from graphscope.store.recorder import Recorder  # sqlite-utils: not needed to open the window
 
     recorder = Recorder(store_path)
-    return run_and_record(path, recorder, modes, reps, warmup, profile=profile, progress=progress, cancel=cancel)
+    return run_and_record(
+        path, recorder, modes, reps, warmup, profile=profile, progress=progress, cancel=cancel, annotate=annotate_run
+    )
 
 
 TIMELINES = (
@@ -160,6 +163,8 @@ class RunPanel(TaskPanel):
         self.table.resizeColumnsToContents()
         own = result.get("own_cost")
         cost = f"<br>{html.escape(own_cost_line(own))}" if own else ""
+        for line in attribution_lines(result.get("attribution") or {}, None, None):  # analysis/attribution_run.py
+            cost += f"<br>{html.escape(line.strip())}"
         self.verdict.setText(f"<b>{html.escape(result['verdict'])}</b>{cost}")
         self.open_traces.setEnabled(bool(result.get("traces")))
         if result.get("traces"):

@@ -18,7 +18,9 @@ def add(sub: Any) -> None:
         help="which batch sizes to capture as graphs: measure each size, then the best set within budgets",
         description="TARGET is a workload (measured on the GPU) or plan:ID (its stored measurements, re-planned).",
     )
-    p.add_argument("target", help="a workload .py, or plan:ID to re-plan stored measurements")
+    p.add_argument(
+        "target", help="a workload .py, or plan:ID to re-plan stored measurements (plan:demo: the shipped demo plan)"
+    )
     p.add_argument("--sizes", help="batch sizes: 1,2,4,8 or 1-256 or 8-512/8 (default: the workload's SIZES)")
     p.add_argument(
         "--traffic", type=Path, metavar="FILE", help="request sizes: a CSV, a size,count histogram, or a trace"

@@ -23,8 +23,9 @@ def launcher_text(module: str | None, op: str | None) -> str | None:
 
 
 def attach_launchers(nodes: list[DagNode], launches: list[dict[str, Any]]) -> int:
-    """Give kernel nodes `detail['module']`, `detail['op']` and `detail['launched_by']` from the profiled
-    launches ({'kernel': name, 'module': ..., 'op': ...}, in launch order); returns how many matched."""
+    """Give kernel nodes `detail['module']`, `detail['op']`, `detail['frame']` (the user's line),
+    `detail['shapes']` and `detail['launched_by']` from the profiled launches ({'kernel': name, 'module',
+    'op', 'frame', 'shapes'}, in launch order); returns how many matched."""
     kernels = [n for n in nodes if n.type == "kernel"]
     ours = [n.name for n in kernels]
     theirs = [kernel_short_name(str(launch["kernel"])) for launch in launches]
@@ -35,7 +36,7 @@ def attach_launchers(nodes: list[DagNode], launches: list[dict[str, Any]]) -> in
             text = launcher_text(launch.get("module"), launch.get("op"))
             if text is None:
                 continue
-            for key in ("module", "op"):
+            for key in ("module", "op", "frame", "shapes"):
                 if launch.get(key):
                     node.detail[key] = launch[key]
             node.detail["launched_by"] = text

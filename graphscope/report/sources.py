@@ -174,10 +174,19 @@ class StoredPlan(StoredNumber):
     """`plan:ID`: a stored capture-size plan (its measurements too)."""
 
     prefix: ClassVar[str] = "plan:"
+    hint: ClassVar[str] = " (or plan:demo, the shipped demo plan)"
+
+    @classmethod
+    def parse(cls, text: str) -> Self:
+        return cls(text, 0) if text == "plan:demo" else super().parse(text)  # store/demo_plan.py
 
     def load(self, session: Path | None) -> dict[str, Any]:
         from graphscope.store.plan_record import check_plan
 
+        if self.text == "plan:demo":
+            from graphscope.store.demo_plan import load_demo_plan
+
+            return load_demo_plan()
         found = self._stored(session, "plan", "plan")
         check_plan(found, self.text)  # an edited or damaged record: one line, never a traceback
         return found

@@ -99,4 +99,31 @@ def render_run(report: dict[str, Any]) -> str:
                 f"    the profiler slowed {mode} by more than {PROFILER_DISTORTS:.0%}: its launch figures are the "
                 "profiler's; judge speed from the unprofiled numbers above and the trace for its shape"
             )
+    if report.get("attribution"):
+        lines += attribution_lines(report["attribution"], capture, profiled.get("graph", {}).get("capture"))
     return "\n".join(lines)
+
+
+def attribution_lines(
+    found: dict[str, Any], plain: dict[str, Any] | None, recorded: dict[str, Any] | None
+) -> list[str]:
+    """The graph trace's replay attributed to its capture: coverage, top modules, what lost it, and what
+    recording the capture's stacks cost (its capture time against the unprofiled run's)."""
+    coverage = found.get("coverage") or {}
+    lines = []
+    if coverage.get("gpu_ns"):
+        shares = ", ".join(f"{k} {coverage[k]:.1%}" for k in ("module", "frame", "operator", "shapes"))
+        lines.append(f"  replayed graph work attributed (share of replay GPU time): {shares}")
+        for m in found.get("modules", [])[:3]:
+            lines.append(f"    {m['module']}: {format_ns(m['gpu_ns'])} in {m['nodes']} nodes")
+        for name, kernels in (found.get("lost") or {}).items():
+            named = ", ".join(f"{k['kernel']} ({k['nodes']})" for k in kernels[:3])
+            lines.append(f"    without a {'line' if name == 'frame' else name}: {named}")
+    if found.get("note"):
+        lines.append(f"  attribution: {found['note']}")
+    if plain and recorded:
+        lines.append(
+            f"  capture while recording stacks, shapes and modules: {format_ns(recorded['capture_ns'])} "
+            f"(unprofiled {format_ns(plain['capture_ns'])})"
+        )
+    return lines

@@ -1,6 +1,8 @@
-"""The module and PyTorch operator behind each kernel a torch step launches: one eager step profiled with
-`torch.profiler`, every nn.Module call marked as a `record_function` range named by its path in the
-model ('model.layers.0.self_attn.q_proj'), in the workload child.
+"""The module, PyTorch operator, input shapes and user line behind each kernel a torch step launches: one
+eager step profiled with `torch.profiler` (stacks and shapes recorded), every nn.Module call marked as a
+`record_function` range named by its path in the model ('model.layers.0.self_attn.q_proj'), in the
+workload child. The user's line is the first frame of the operator's stack outside torch, the libraries
+and graphscope (core/frames.py).
 
 PyTorch's profiler hands each kernel to the innermost operator running when it was launched (its
 correlation id); walking up from there gives the outermost `aten::` operator inside the innermost module
@@ -13,11 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphscope.core.frames import user_frame
+
 MODULE_MARK = "module: "
 """Prefix of the ranges this module opens, so they are told apart from the workload's own."""
 
 
-class _ModuleRanges:
+class ModuleRanges:
     """Global forward hooks that open a range per module call, named by the module's path from its root
     (the outermost module called: its `named_modules()` names everything below it)."""
 
@@ -51,30 +55,52 @@ class _ModuleRanges:
             handle.remove()
 
 
-def _launcher(event: Any) -> tuple[str | None, str | None]:
-    """(module path, outermost aten operator under it) of the operator event a kernel belongs to."""
-    op, current = None, event
+def _launcher(event: Any) -> tuple[str | None, str | None, Any]:
+    """(module path, outermost aten operator under it, that operator's event) of the operator event a
+    kernel belongs to."""
+    op, op_event, current = None, None, event
     while current is not None:
         name = str(current.name)
         if name.startswith(MODULE_MARK):
-            return name[len(MODULE_MARK) :], op
+            return name[len(MODULE_MARK) :], op, op_event
         if name.startswith("aten::"):
-            op = name
+            op, op_event = name, current
         current = getattr(current, "cpu_parent", None)
-    return None, op or (None if str(event.name).startswith(MODULE_MARK) else str(event.name))
+    return None, op or (None if str(event.name).startswith(MODULE_MARK) else str(event.name)), op_event
+
+
+def _frame(event: Any) -> str | None:
+    """The user's line of code that launched the event's kernels: the first frame outside torch, the
+    libraries and graphscope in the nearest recorded stack (innermost first) of it or an operator around it."""
+    current = event
+    while current is not None:
+        stack = getattr(current, "stack", None)
+        if stack:
+            return user_frame(str(frame) for frame in stack)
+        current = getattr(current, "cpu_parent", None)
+    return None
+
+
+def _shapes(event: Any) -> str | None:
+    """The operator's input shapes ('[8, 256], [256, 256]'), where recorded and any input has one."""
+    shapes = getattr(event, "input_shapes", None) if event is not None else None
+    if not shapes or not any(shapes):
+        return None
+    return ", ".join(str(list(shape)) for shape in shapes if shape)
 
 
 def profiled_launches(live: Any) -> list[dict[str, Any]]:
-    """Kernel launches of one eager step (from a reset state), in launch order, each as
-    {'kernel': name, 'module': path or None, 'op': operator or None}."""
+    """Kernel launches of one eager step (from a reset state), in launch order, each as {'kernel': name,
+    'module': path, 'op': operator, 'frame': the user's line, 'shapes': the operator's input shapes},
+    None where unknown. Stacks and shapes are recorded for this one step only (they cost host time)."""
     import torch
     import torch.profiler
 
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     live.reset_state()
-    ranges = _ModuleRanges(torch)
+    ranges = ModuleRanges(torch)
     try:
-        with torch.profiler.profile(activities=activities) as profiler:
+        with torch.profiler.profile(activities=activities, record_shapes=True, with_stack=True) as profiler:
             live.fw.run(live.step)
             live.fw.synchronize()
     finally:
@@ -82,6 +108,7 @@ def profiled_launches(live: Any) -> list[dict[str, Any]]:
     launches: list[dict[str, str | None]] = []
     events = [e for e in profiler.events() if getattr(e, "kernels", None)]
     for event in sorted(events, key=lambda e: e.time_range.start):
-        module, op = _launcher(event)
-        launches.extend({"kernel": str(k.name), "module": module, "op": op} for k in event.kernels)
+        module, op, op_event = _launcher(event)
+        found = {"module": module, "op": op, "frame": _frame(event), "shapes": _shapes(op_event)}
+        launches.extend({"kernel": str(k.name), **found} for k in event.kernels)
     return launches

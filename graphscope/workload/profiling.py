@@ -43,6 +43,7 @@ def profile_modes(
             "reps": len(answer["wall_ns"]),
             "wall_ns": float(median(answer["wall_ns"])),
             "gpu_ns": float(median(answer["gpu_ns"])),
+            **({"capture": answer["capture"]} if answer.get("capture") else {}),  # captured while recording
         }
         for mode, answer in measured.items()
     }

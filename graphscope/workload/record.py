@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,12 @@ def run_and_record(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
     cpu: int | None = None,
+    annotate: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """The run's JSON form with `ok`, `run_id` and `session`; a failure is recorded with every setting and
-    re-raised with `run_id` set on it (None where it was refused before it started)."""
+    re-raised with `run_id` set on it (None where it was refused before it started). `annotate` adds to the
+    JSON form (the caller's attribution of the profiled graph trace: this layer reads no traces; the session
+    database keeps the run's measurements and trace paths, from which it can be made again)."""
     settings = {"started": time.time(), "modes": modes, "reps": reps, "warmup": warmup}
     try:
         report = run_workload(path, modes, reps, warmup, timeout, config, profile, trace_dir, progress, cancel, cpu)
@@ -39,6 +43,8 @@ def run_and_record(
         exc.run_id = recorder.run_failed(Path(path), kind, exc.message, settings)
         raise
     data = {"ok": True, **report.to_json()}
+    if annotate is not None:
+        annotate(data)
     data["run_id"] = recorder.run(data)
     data["session"] = str(recorder.path)
     return data

@@ -6,6 +6,14 @@ CuPy's RawKernel launches appear as cuLaunchKernel, a CuPy graph launch as cudaG
 node kernel under its correlation id). The runner's warm-up and repetition markers become
 `record_function` ranges, which the Kineto reader turns into NVTX-like rows, so reports and the GUI
 scope the trace to the measured repetitions as they do an Nsight export.
+
+A graph mode's profile also records what each replayed node came from (`summary` attributes the replay
+to its own capture, analysis/attribution_match.py): the capture runs with Python stacks, input shapes
+and a `module: PATH` range per nn.Module call (workload/op_attribution.py), so every captured launch has
+its operator, module path, shapes and line of user code. Only the capture runs Python the profiler
+records; the replays are one graph launch each, so their timing barely moves. The eager mode's profile
+records none of it: stacks and shapes cost host time per operator, which would be charged to the eager
+step being measured.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from graphscope.workload.live import LiveWorkload
+from graphscope.workload.op_attribution import ModuleRanges
 from graphscope.workload.protocol import INSTALL_TORCH, MissingLibrary
 
 
@@ -45,19 +54,26 @@ class _Ranges:
 
 
 def profile_measure(live: LiveWorkload, mode: str, reps: int, warmup: int, trace: Path) -> dict[str, Any]:
-    """`live.measure` under torch.profiler with its ranges marked; the Chrome trace is written to `trace`."""
+    """`live.measure` under torch.profiler with its ranges marked; the Chrome trace is written to `trace`.
+    A graph mode is captured afresh with stacks, shapes and module paths recorded (the module docstring)."""
     torch = _profiler()
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    graph = mode == "graph"
     ranges = _Ranges(torch)
     fw = live.fw
     push, pop = fw.push, fw.pop
     # Swapped on this adapter only, for this measure (the Framework protocol declares them as methods).
     fw.push, fw.pop = ranges.push, ranges.pop  # type: ignore[method-assign]
+    modules = ModuleRanges(torch) if graph and fw.name == "torch" else None
     try:
-        with torch.profiler.profile(activities=activities) as profiler:
-            answer = live.measure(mode, reps, warmup, nvtx=True, fresh=mode == "graph")
+        with torch.profiler.profile(
+            activities=activities, record_shapes=graph, with_stack=graph, with_modules=graph
+        ) as profiler:
+            answer = live.measure(mode, reps, warmup, nvtx=True, fresh=graph)
     finally:
         fw.push, fw.pop = push, pop  # type: ignore[method-assign]
+        if modules is not None:
+            modules.close()
     trace.parent.mkdir(parents=True, exist_ok=True)
     profiler.export_chrome_trace(str(trace))
     return {**answer, "trace": str(trace)}

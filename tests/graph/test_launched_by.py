@@ -6,7 +6,7 @@ from graphscope.graph.launched_by import attach_launchers, launcher_text
 from graphscope.graph.model import Dag, DagNode
 from graphscope.text.tune import render_dag
 from graphscope.workload.live import triton_kernel_names
-from graphscope.workload.op_attribution import MODULE_MARK, _launcher
+from graphscope.workload.op_attribution import MODULE_MARK, _frame, _launcher, _shapes
 
 GEMM = "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4>(Params)"
 FILL = (
@@ -51,9 +51,33 @@ def test_a_kernel_belongs_to_the_outermost_aten_op_inside_the_innermost_module()
     layer = _event(MODULE_MARK + "model.layers.0.self_attn.q_proj", root)
     linear = _event("aten::linear", layer)
     addmm = _event("aten::addmm", _event("aten::matmul", linear))
-    assert _launcher(addmm) == ("model.layers.0.self_attn.q_proj", "aten::linear")
-    assert _launcher(layer) == ("model.layers.0.self_attn.q_proj", None)  # a Triton kernel in a module
-    assert _launcher(_event("aten::mul")) == (None, "aten::mul")  # a step that is not a module
+    assert _launcher(addmm) == ("model.layers.0.self_attn.q_proj", "aten::linear", linear)
+    assert _launcher(layer) == ("model.layers.0.self_attn.q_proj", None, None)  # a Triton kernel in a module
+    mul = _event("aten::mul")
+    assert _launcher(mul) == (None, "aten::mul", mul)  # a step that is not a module
+
+
+def test_the_user_line_is_the_first_frame_outside_the_libraries_of_the_nearest_stack():
+    model = "/home/u/site-packages/transformers/models/llama/modeling_llama.py(310): forward"
+    linear = SimpleNamespace(
+        name="aten::linear",
+        cpu_parent=None,
+        stack=["/usr/lib/python3.12/site-packages/torch/nn/modules/linear.py(125): forward", model],
+        input_shapes=[[8, 1, 256], [256, 256], []],
+    )
+    addmm = SimpleNamespace(name="aten::addmm", cpu_parent=linear, stack=[], input_shapes=[[8, 256]])
+    assert _frame(addmm) == model  # its own stack is empty: the operator's around it
+    assert _shapes(linear) == "[8, 1, 256], [256, 256]" and _shapes(None) is None
+    only_torch = SimpleNamespace(name="aten::mul", cpu_parent=None, stack=["torch/functional.py(1): f"])
+    assert _frame(only_torch) is None and _frame(_event("aten::mul")) is None
+
+
+def test_dag_nodes_get_the_line_and_the_shapes():
+    nodes = _nodes("Kernel2")
+    line, shapes = "model.py(3): forward", "[8, 256], [256, 256]"
+    launch = {"kernel": GEMM, "module": "mlp.up", "op": "aten::linear", "frame": line, "shapes": shapes}
+    assert attach_launchers(nodes, [launch]) == 1
+    assert nodes[0].detail["frame"] == line and nodes[0].detail["shapes"] == shapes
 
 
 def test_triton_functions_of_a_workload_are_found_by_the_names_their_kernels_carry():

@@ -35,8 +35,11 @@ class Framework(Protocol):
     def run(self, step: Any, record: bool = False) -> None:
         """One eager step (record: note its launches, as a capture does)."""
 
+    def warm_up(self, step: Any) -> None:
+        """What the framework's recipe runs before its first capture (PyTorch: steps on a side stream)."""
+
     def capture(self, step: Any) -> Any:
-        """One step captured as a graph (the framework's own graph object)."""
+        """One step captured as a graph (the framework's own graph object), warmed up first if not yet."""
 
     def instantiate(self, graph: Any) -> None: ...
     def upload(self, graph: Any) -> None: ...

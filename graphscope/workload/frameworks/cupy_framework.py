@@ -51,6 +51,9 @@ class CupyFramework:
         finally:
             self.ctx.end_step()
 
+    def warm_up(self, step: Any) -> None:
+        """Nothing: CuPy captures without PyTorch's side-stream warm-up."""
+
     def capture(self, step: Any) -> Any:
         self.stream.begin_capture()
         try:
