@@ -1,0 +1,33 @@
+#!/bin/bash
+# GPU job of engineer "pdl" (issue #47, programmatic dependent launch). Usage: bash benchmarks/gpu_jobs/pdl.sh CALL
+# Writes everything under $RESULTS; every step has its own timeout and failures do not stop the rest.
+set +e
+CALL=${1:-1}
+RESULTS=${RESULTS:-/tmp/pdl-results}
+mkdir -p "$RESULTS"
+export PYTHONUNBUFFERED=1
+step() { echo "== $(date +%T) $*"; }
+
+if [ "$CALL" = 1 ]; then
+  step probe
+  timeout 22 python3 benchmarks/pdl_probe.py 2>&1 | tee "$RESULTS/probe.log"
+  step nsys trace of the standalone chain
+  T=$(mktemp -d)
+  timeout 28 nsys profile --trace=cuda,nvtx --cuda-graph-trace=node --sample=none --cpuctxsw=none \
+    -o "$T/pdl_chain" -f true python3 benchmarks/pdl_trace_chain.py > "$RESULTS/nsys.log" 2>&1
+  timeout 10 nsys export --type sqlite -f true -o "$T/pdl_chain.sqlite" "$T/pdl_chain.nsys-rep" >> "$RESULTS/nsys.log" 2>&1
+  ls -la "$T" | tee -a "$RESULTS/nsys.log"
+  SIZE=$(stat -c %s "$T/pdl_chain.sqlite" 2>/dev/null || echo 0)
+  if [ "$SIZE" -gt 0 ] && [ "$SIZE" -lt 2800000 ]; then cp "$T/pdl_chain.sqlite" "$RESULTS/"; fi
+  step gpu tests
+  timeout 14 python3 -m pytest -m gpu tests/gpu/test_pdl_gpu.py -q -x -s -p no:cacheprovider 2>&1 | tail -30
+  step done
+  exit 0
+fi
+
+# calls 2 and 3: measurements, then the GPU tests
+step gpu tests
+timeout 45 python3 -m pytest -m gpu tests/gpu/test_pdl_gpu.py -q -p no:cacheprovider -s 2>&1 | tail -40 | tee "$RESULTS/tests.log"
+step measurement
+timeout 40 python3 benchmarks/pdl_measure.py "$RESULTS" 2>&1 | tee "$RESULTS/measure.log"
+step done

@@ -1,0 +1,281 @@
+"""Edge kinds of a CUDA graph (default vs programmatic, with their ports) and PDL judged per edge.
+
+`EdgeKinds` holds three int8 columns parallel to `Dag.edges` (core/edge_kinds.py names the codes) plus,
+per programmatic edge, what was measured of it. `read_edges` reads them from the driver
+(`cuGraphGetEdges` with its edge data); `edge_gaps` computes each edge's gap (start of `to` minus end of
+`from`, per replay) from a node-level trace's kernel columns; `judge_pdl` turns gaps, replay timings of
+the graph with the edge made plain, and the kernels' griddepcontrol use into one verdict per edge.
+Everything here is plain data and numpy: the child, the CLI and the DAG view all call it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from graphscope.core.edge_kinds import (
+    PDL_NO_DEVICE_SYNC,
+    PDL_NO_EFFECT,
+    PDL_OVERLAP,
+    PDL_SHORTER,
+    PDL_UNMEASURED,
+    EdgeKind,
+    Port,
+    kind_word,
+    parse_kind,
+    parse_port,
+    port_word,
+)
+from graphscope.core.stats import describe
+
+if TYPE_CHECKING:
+    from graphscope.graph.model import Dag
+
+
+@dataclass
+class EdgeKinds:
+    """Per edge of `Dag.edges` (same order): kind, from port, to port; `measured`: edge position -> PDL data."""
+
+    kind: np.ndarray
+    from_port: np.ndarray
+    to_port: np.ndarray
+    measured: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def default(cls, count: int) -> EdgeKinds:
+        zeros = np.zeros(count, dtype=np.int8)
+        return cls(zeros, zeros.copy(), zeros.copy())
+
+    @classmethod
+    def of(cls, rows: list[tuple[int, int, int]]) -> EdgeKinds:
+        """From (kind, from port, to port) per edge."""
+        table = np.array(rows, dtype=np.int8).reshape(-1, 3)
+        return cls(table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy())
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def programmatic(self) -> np.ndarray:
+        """Positions (in `Dag.edges`) of the programmatic edges."""
+        return np.flatnonzero(self.kind == EdgeKind.PROGRAMMATIC)
+
+    def ports(self, position: int) -> str:
+        """'programmatic -> default': the edge's from port and to port."""
+        return f"{port_word(int(self.from_port[position]))} -> {port_word(int(self.to_port[position]))}"
+
+    def describe(self, position: int) -> str:
+        """'programmatic edge (port programmatic -> default)'; 'default edge' for a plain one."""
+        kind = int(self.kind[position])
+        plain = kind == EdgeKind.DEFAULT and self.from_port[position] == Port.DEFAULT and self.to_port[position] == 0
+        return f"{kind_word(kind)} edge" + ("" if plain else f" (ports {self.ports(position)})")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": [kind_word(int(v)) for v in self.kind],
+            "from_port": [port_word(int(v)) for v in self.from_port],
+            "to_port": [port_word(int(v)) for v in self.to_port],
+            "pdl": [{"edge": position, **data} for position, data in sorted(self.measured.items())],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], count: int) -> EdgeKinds:
+        kinds = [parse_kind(v) for v in data.get("kind", [])]
+        if len(kinds) != count:  # written by an older graphscope, or damaged: every edge is default
+            return cls.default(count)
+        edges = cls.of(
+            [
+                (k, parse_port(f), parse_port(t))
+                for k, f, t in zip(kinds, data.get("from_port", [0] * count), data.get("to_port", [0] * count))
+            ]
+        )
+        rows = data.get("pdl", [])
+        edges.measured = {int(row["edge"]): {k: v for k, v in row.items() if k != "edge"} for row in rows}
+        return edges
+
+
+def kinds_of(dag: Dag) -> EdgeKinds:
+    """The DAG's edge kinds (all default where it has none: a trace's DAG, an older JSON)."""
+    kinds = getattr(dag, "edge_kinds", None)
+    return kinds if kinds is not None and len(kinds) == len(dag.edges) else EdgeKinds.default(len(dag.edges))
+
+
+def _check(result: tuple[Any, ...], what: str) -> tuple[Any, ...]:
+    if int(result[0]) != 0:
+        raise RuntimeError(f"{what} failed: {getattr(result[0], 'name', result[0])}")
+    return result[1:]
+
+
+def read_edges(driver: Any, graph: Any, position: dict[int, int]) -> tuple[list[tuple[int, int]], EdgeKinds]:
+    """The graph's edges as (from, to) node positions and their kinds, through `cuGraphGetEdges` with edge
+    data (cuda.bindings 12.3+; a binding that returns no data leaves every edge default)."""
+    count = int(_check(driver.cuGraphGetEdges(graph, 0), "cuGraphGetEdges (count)")[-1])
+    sources, targets, data, count = _check(driver.cuGraphGetEdges(graph, count), "cuGraphGetEdges")
+    count = int(count)
+    edges = [(position[int(a)], position[int(b)]) for a, b in zip(sources[:count], targets[:count])]
+    if data is None or len(data) < count:
+        return edges, EdgeKinds.default(count)
+    return edges, EdgeKinds.of([(int(d.type), int(d.from_port), int(d.to_port)) for d in data[:count]])
+
+
+# -- PDL per edge -----------------------------------------------------------------------------------------
+
+
+def edge_gaps(
+    dag: Dag, trace_ids: np.ndarray, starts: np.ndarray, ends: np.ndarray, positions: list[int] | None = None
+) -> dict[int, np.ndarray]:
+    """Per edge (position in `dag.edges`; `positions` picks some): the gap in ns between the end of `from`
+    and the start of `to` in each replay, from a node-level trace's GPU activities (their graph node ids,
+    starts and ends, any order). The k-th execution of one node pairs with the k-th of the other; a
+    negative gap is an overlap. Edges whose nodes have no trace id or no executions are left out."""
+    order = np.lexsort((starts, trace_ids))
+    ids, begin, finish = trace_ids[order], starts[order], ends[order]
+    found: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def runs(trace_id: int | None) -> tuple[np.ndarray, np.ndarray] | None:
+        if trace_id is None:
+            return None
+        if trace_id not in found:
+            low, high = np.searchsorted(ids, trace_id, "left"), np.searchsorted(ids, trace_id, "right")
+            found[trace_id] = (begin[low:high], finish[low:high])
+        return found[trace_id] if len(found[trace_id][0]) else None
+
+    gaps = {}
+    for position in positions if positions is not None else range(len(dag.edges)):
+        a, b = dag.edges[position]
+        first, second = runs(dag.nodes[a].trace_id), runs(dag.nodes[b].trace_id)
+        if first is None or second is None:
+            continue
+        count = min(len(first[1]), len(second[0]))
+        gaps[position] = (second[0][:count] - first[1][:count]).astype(np.float64)
+    return gaps
+
+
+def _interval(samples: np.ndarray | list[float]) -> tuple[float, float, float]:
+    stats = describe(np.asarray(samples, dtype=np.float64))
+    return stats.median, stats.ci_low, stats.ci_high
+
+
+def plain_gaps(dag: Dag, gaps: dict[int, np.ndarray]) -> np.ndarray:
+    """The gaps of every default edge between two kernel nodes, pooled: what a plain edge costs here."""
+    kinds = kinds_of(dag)
+    pooled = [
+        gaps[p]
+        for p in gaps
+        if kinds.kind[p] == EdgeKind.DEFAULT
+        and dag.nodes[dag.edges[p][0]].type == "kernel"
+        and dag.nodes[dag.edges[p][1]].type == "kernel"
+    ]
+    return np.concatenate(pooled) if pooled else np.empty(0)
+
+
+def judge_pdl(
+    dag: Dag,
+    gaps: dict[int, np.ndarray] | None = None,
+    reference: np.ndarray | None = None,
+    replays: dict[int, dict[str, Any]] | None = None,
+) -> dict[int, dict[str, Any]]:
+    """One verdict per programmatic edge, stored in `dag.edge_kinds.measured` and returned.
+
+    `gaps`: per edge, its gap per replay (a node-level trace, `edge_gaps`); `reference`: a plain edge's
+    gaps (default: this DAG's own plain kernel edges, `plain_gaps`); `replays`: per edge, what the
+    child measured replaying the graph with that edge made plain (`saving_ns`, `ci_low_ns`, `ci_high_ns`:
+    the as-captured graph's time subtracted, an interval that holds 0 means no effect). Kernel nodes'
+    `detail["griddep"]` ({"wait": bool, "trigger": bool}) says whether their code uses griddepcontrol.
+    """
+    kinds = kinds_of(dag)
+    gaps = gaps or {}
+    replays = replays or {}
+    reference = plain_gaps(dag, gaps) if reference is None else reference
+    plain = _interval(reference) if len(reference) else None
+    for position in (int(p) for p in kinds.programmatic()):
+        a, b = dag.edges[position]
+        row: dict[str, Any] = {"from": a, "to": b, "ports": kinds.ports(position)}
+        verdict = PDL_UNMEASURED
+        if position in gaps and len(gaps[position]):
+            median, low, high = _interval(gaps[position])
+            row.update(gap_ns=median, gap_ci_ns=[low, high], replays=len(gaps[position]))
+            if plain is not None:
+                row["plain_gap_ns"], row["plain_gap_ci_ns"] = plain[0], [plain[1], plain[2]]
+            if high < 0:
+                verdict = PDL_OVERLAP
+            elif plain is not None:
+                verdict = PDL_SHORTER if high < plain[1] else PDL_NO_EFFECT
+        timed = replays.get(position)
+        if timed is not None:
+            row["replay"] = timed
+            if verdict == PDL_UNMEASURED:
+                low_ns, high_ns = timed["ci_low_ns"], timed["ci_high_ns"]
+                verdict = PDL_NO_EFFECT if low_ns <= 0 <= high_ns or high_ns < 0 else PDL_SHORTER
+        code = _griddep(dag, a, b)
+        if code is not None:
+            row["griddep"] = code
+            if not code["to_waits"] and not code["from_triggers"]:
+                verdict = PDL_NO_DEVICE_SYNC if verdict in (PDL_NO_EFFECT, PDL_UNMEASURED) else verdict
+                row["no_device_sync"] = True
+        row["verdict"] = verdict
+        kinds.measured[position] = row
+    dag.edge_kinds = kinds
+    return kinds.measured
+
+
+def _griddep(dag: Dag, a: int, b: int) -> dict[str, bool] | None:
+    """Whether `from` triggers and `to` waits on the device (None when either kernel's code is unknown)."""
+    first, second = dag.nodes[a].detail.get("griddep"), dag.nodes[b].detail.get("griddep")
+    if not isinstance(first, dict) or not isinstance(second, dict):
+        return None
+    return {"from_triggers": bool(first.get("trigger")), "to_waits": bool(second.get("wait"))}
+
+
+# -- faces: text lines and DOT attributes -----------------------------------------------------------------
+
+
+def edge_summary(dag: Dag) -> str:
+    """'31 edges (30 programmatic)' or '31 edges'."""
+    count = len(kinds_of(dag).programmatic())
+    return f"{len(dag.edges)} edges" + (f" ({count} programmatic)" if count else "")
+
+
+def pdl_lines(dag: Dag) -> list[str]:
+    """The programmatic edges, one line each: nodes, ports, gap, replay saving and verdict."""
+    kinds = kinds_of(dag)
+    positions = [int(p) for p in kinds.programmatic()]
+    if not positions:
+        return []
+    lines = [f"  programmatic edges (PDL): {len(positions)}", f"  {'edge':<13} {'ports':<27} {'gap':<24} verdict"]
+    for position in positions:
+        a, b = dag.edges[position]
+        row = kinds.measured.get(position, {})
+        gap = "-"
+        if "gap_ns" in row:
+            low, high = row["gap_ci_ns"]
+            gap = f"{row['gap_ns']:.0f} ns [{low:.0f}, {high:.0f}]"
+        verdict = row.get("verdict", PDL_UNMEASURED)
+        if "replay" in row:
+            verdict += f"; plain costs {row['replay']['saving_ns']:+.0f} ns/replay"
+        nodes = f"{dag.nodes[a].index} -> {dag.nodes[b].index}"
+        lines.append(f"  {nodes:<13} {kinds.ports(position):<27} {gap:<24} {verdict}")
+    plain = next((r for r in kinds.measured.values() if "plain_gap_ns" in r), None)
+    if plain is not None:
+        low, high = plain["plain_gap_ci_ns"]
+        lines.append(f"  a plain kernel edge's gap here: {plain['plain_gap_ns']:.0f} ns [{low:.0f}, {high:.0f}]")
+    return lines
+
+
+def dot_attributes(dag: Dag, position: int, colour: str) -> str:
+    """' [style=dashed, color="#..", label="programmatic"]' for a programmatic edge; '' for a plain one."""
+    kinds = kinds_of(dag)
+    if kinds.kind[position] != EdgeKind.PROGRAMMATIC:
+        return ""
+    verdict = kinds.measured.get(position, {}).get("verdict")
+    label = "PDL" + (f": {verdict}" if verdict and verdict != PDL_UNMEASURED else "")
+    tip = kinds.ports(position)
+    return f' [style=dashed, color="{colour}", fontcolor="{colour}", label="{label}", tooltip="ports {tip}"]'
+
+
+def inner_programmatic(dag: Dag, members: list[int]) -> int:
+    """How many programmatic edges join members of one folded box (drawn inside it, so counted on it)."""
+    kinds = kinds_of(dag)
+    inside = set(members)
+    return sum(1 for p in kinds.programmatic() if dag.edges[p][0] in inside and dag.edges[p][1] in inside)
