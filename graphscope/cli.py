@@ -160,6 +160,9 @@ def _add_dag(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-fold", action="store_true", help="with --dot: draw every node of long chains")
     p.add_argument("--config", type=Path, metavar="JSON", help="capture with a tuned launch config")
     p.add_argument("--timeout", type=_seconds, default=300.0, metavar="S")
+    from graphscope.pdl_command import add_dag_options
+
+    add_dag_options(p)  # --pdl, --trace, --reps: programmatic edges timed
     p.set_defaults(handler=_cmd_dag)
 
 
@@ -501,6 +504,9 @@ def _cmd_dag(args: argparse.Namespace) -> int:
         config = LaunchConfig.load(args.config) if args.config else None
         with WorkloadSession(args.target, config, args.timeout) as session:
             dags = [(Dag.from_json(session.request("dag")), f"live capture of {args.target.name}")]
+            from graphscope.pdl_command import measure_dag
+
+            measure_dag(dags[0][0], session, args)
     else:
         dags = [(dag, f"trace {args.target.name}") for dag in _trace_dags(args.target)]
     for dag, title in dags:

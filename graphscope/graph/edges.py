@@ -123,12 +123,19 @@ def read_edges(driver: Any, graph: Any, position: dict[int, int]) -> tuple[list[
 
 
 def edge_gaps(
-    dag: Dag, trace_ids: np.ndarray, starts: np.ndarray, ends: np.ndarray, positions: list[int] | None = None
+    dag: Dag,
+    trace_ids: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    positions: list[int] | None = None,
+    node_ids: list[int | None] | None = None,
 ) -> dict[int, np.ndarray]:
     """Per edge (position in `dag.edges`; `positions` picks some): the gap in ns between the end of `from`
     and the start of `to` in each replay, from a node-level trace's GPU activities (their graph node ids,
     starts and ends, any order). The k-th execution of one node pairs with the k-th of the other; a
-    negative gap is an overlap. Edges whose nodes have no trace id or no executions are left out."""
+    negative gap is an overlap. `node_ids`: each DAG node's id in that trace (default: its `trace_id`).
+    Edges whose nodes have no id or no executions are left out."""
+    ids_of = node_ids if node_ids is not None else [n.trace_id for n in dag.nodes]
     order = np.lexsort((starts, trace_ids))
     ids, begin, finish = trace_ids[order], starts[order], ends[order]
     found: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -144,7 +151,7 @@ def edge_gaps(
     gaps = {}
     for position in positions if positions is not None else range(len(dag.edges)):
         a, b = dag.edges[position]
-        first, second = runs(dag.nodes[a].trace_id), runs(dag.nodes[b].trace_id)
+        first, second = runs(ids_of[a]), runs(ids_of[b])
         if first is None or second is None:
             continue
         count = min(len(first[1]), len(second[0]))
