@@ -286,3 +286,37 @@ def inner_programmatic(dag: Dag, members: list[int]) -> int:
     kinds = kinds_of(dag)
     inside = set(members)
     return sum(1 for p in kinds.programmatic() if dag.edges[p][0] in inside and dag.edges[p][1] in inside)
+
+
+def edge_fields(dag: Dag, indices: list[int]) -> list[tuple[str, str]]:
+    """Details rows for the selected nodes: each programmatic edge into or out of them (ports, gap, replay
+    saving, verdict and what it means) and their kernels' griddepcontrol use."""
+    from graphscope.core.edge_kinds import VERDICT_TEXT
+
+    kinds = kinds_of(dag)
+    chosen = {p for p, node in enumerate(dag.nodes) if node.index in set(indices)}
+    rows: list[tuple[str, str]] = []
+    for position in (int(p) for p in kinds.programmatic()):
+        a, b = dag.edges[position]
+        if a not in chosen and b not in chosen:
+            continue
+        row = kinds.measured.get(position, {})
+        parts = [f"ports {kinds.ports(position)}"]
+        if "gap_ns" in row:
+            low, high = row["gap_ci_ns"]
+            parts.append(f"gap {row['gap_ns']:.0f} ns (95% [{low:.0f}, {high:.0f}])")
+        if "replay" in row:
+            timed = row["replay"]
+            parts.append(
+                f"made plain: {timed['saving_ns']:+.0f} ns a replay ([{timed['ci_low_ns']:.0f}, "
+                f"{timed['ci_high_ns']:.0f}])"
+            )
+        verdict = row.get("verdict", PDL_UNMEASURED)
+        parts.append(f"{verdict}: {VERDICT_TEXT.get(verdict, '')}")
+        rows.append((f"PDL edge {dag.nodes[a].index} -> {dag.nodes[b].index}", "; ".join(parts)))
+    for position in sorted(chosen):
+        code = dag.nodes[position].detail.get("griddep")
+        if isinstance(code, dict) and "wait" in code and len(chosen) == 1:
+            said = [w for w, on in (("waits (griddepcontrol.wait)", code["wait"]), ("triggers", code["trigger"])) if on]
+            rows.append(("griddepcontrol", (", ".join(said) or "none") + f" (read from its {code.get('how', '?')})"))
+    return rows
