@@ -1,0 +1,103 @@
+"""PDL tuning (tune/pdl.py) against recorded timings: knobs from the DAG, flips kept only with an interval
+that excludes no gain and matching outputs, the winners measured together, and the fresh confirmation."""
+
+from __future__ import annotations
+
+from graphscope.core.edge_kinds import EdgeKind, Port
+from graphscope.core.launch_config import LaunchConfig, Site
+from graphscope.graph.edges import EdgeKinds
+from graphscope.graph.model import Dag, DagNode
+from graphscope.tune.measure import RecordedMeasurer
+from graphscope.tune.pdl import pdl_knobs, tune_pdl
+
+PDL = (EdgeKind.PROGRAMMATIC, Port.PROGRAMMATIC, Port.DEFAULT)
+PLAIN = (EdgeKind.DEFAULT, Port.DEFAULT, Port.DEFAULT)
+
+
+def site(name, ordinal, pdl):
+    return Site(name, ordinal, name, (4096, 1, 1), (256, 1, 1), (16, 1, 1), pdl=pdl)
+
+
+def workload():
+    """memcpy -> link#0 -> link#1 -> link#2 -> loose#0 (the copy's edge is plain; the rest as launched)."""
+    sites = [site("link", 0, True), site("link", 1, True), site("link", 2, False), site("loose", 0, True)]
+    nodes = [DagNode(0, "memcpy", "memcpy HtoD")]
+    nodes += [DagNode(i + 1, "kernel", s.kernel, site=s.key) for i, s in enumerate(sites)]
+    kinds = EdgeKinds.of([PLAIN, PDL, PLAIN, PDL])
+    return sites, Dag(nodes, [(i, i + 1) for i in range(4)], "live", True, 1, [], kinds)
+
+
+def test_knobs_are_launches_with_one_kernel_before_them():
+    sites, dag = workload()
+    knobs = pdl_knobs(sites, dag)
+    assert [(k.site, k.pdl, k.edge) for k in knobs] == [("link#1", True, 1), ("link#2", False, 2), ("loose#0", True, 3)]
+    assert [k.site for k in pdl_knobs(sites, dag, "link")] == ["link#1", "link#2"]
+    assert [k.site for k in pdl_knobs(sites, dag, "loose#0")] == ["loose#0"]
+
+
+def chain_model(config: LaunchConfig) -> tuple[float, bool]:
+    """40 us; PDL on link#2 saves 400 ns; PDL off on link#1 costs 400 ns; loose#0 changes nothing."""
+    median = 40_000.0
+    if config.pdl_for("link", 2, False):
+        median -= 400
+    if not config.pdl_for("link", 1, True):
+        median += 400
+    return median, True
+
+
+def test_a_flip_that_saves_time_is_kept_confirmed_and_adopted():
+    sites, dag = workload()
+    knobs = pdl_knobs(sites, dag)
+    seen = []
+    result = tune_pdl(
+        RecordedMeasurer(chain_model, noise=0.0), LaunchConfig(), knobs, reps=60, record=lambda s, t: seen.append(s)
+    )
+    assert [t.knob for t in result.trials] == ["link#1", "link#2", "loose#0"]
+    assert result.best.config.pdl == {"link#2": True} and result.adopt and result.combined is None
+    assert [t.how for t in result.confirmed] == ["fresh-capture", "fresh-capture"]
+    assert seen == list(range(6))  # baseline, 3 flips, 2 confirmations
+    data = result.to_json()
+    assert data["trials"][1]["site"] == "link#2" and data["trials"][1]["pdl"] is True
+    assert data["trials"][1]["speedup"]["significant"] and data["trials"][1]["speedup"]["value"] > 1
+    assert data["trials"][0]["speedup"]["value"] < 1
+
+
+def test_a_flip_whose_outputs_differ_is_never_adopted_and_nothing_wins_without_a_gain():
+    sites, dag = workload()
+
+    def racy(config):
+        median, _ = chain_model(config)
+        return median - (900 if config.pdl_for("link", 2, False) else 0), not config.pdl_for("link", 2, False)
+
+    result = tune_pdl(RecordedMeasurer(racy, noise=0.0), LaunchConfig(), pdl_knobs(sites, dag), reps=60)
+    assert result.trials[1].status == "mismatch" and not result.adopt and result.best is None
+    flat = tune_pdl(
+        RecordedMeasurer(lambda c: (40_000.0, True), noise=0.0), LaunchConfig(), pdl_knobs(sites, dag), reps=60
+    )
+    assert not flat.adopt and "no flip beat the baseline" in flat.notes[0]
+
+
+def test_winners_are_measured_together_and_the_pair_kept_when_it_beats_either():
+    sites, dag = workload()
+
+    def two(config):
+        median = 40_000.0 - (400 if config.pdl_for("link", 2, False) else 0)
+        return median - (300 if not config.pdl_for("loose", 0, True) else 0), True
+
+    result = tune_pdl(RecordedMeasurer(two, noise=0.0), LaunchConfig(), pdl_knobs(sites, dag), reps=60)
+    assert result.combined is not None and result.best is result.combined
+    assert result.best.config.pdl == {"link#2": True, "loose#0": False} and result.adopt
+
+
+def test_a_noise_winner_is_dropped_by_the_fresh_confirmation():
+    sites, dag = workload()
+    calls = []
+
+    def lucky_once(config):  # the flip of loose#0 measures 1% faster the first time only
+        calls.append(config.pdl)
+        first = sum(1 for c in calls if c == {"loose#0": False}) == 1
+        return (39_600.0 if config.pdl == {"loose#0": False} and first else 40_000.0), True
+
+    result = tune_pdl(RecordedMeasurer(lucky_once, noise=0.0), LaunchConfig(), pdl_knobs(sites, dag, "loose"), reps=30)
+    assert result.trials[0].beats(result.baseline) and result.best is result.trials[0]
+    assert not result.adopt and "captured afresh: not adopted" in result.notes[-1]
