@@ -200,6 +200,9 @@ def _add_tune(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", type=Path, metavar="JSON", help="start from this launch config")
     p.add_argument("--save", type=Path, metavar="JSON", help="write the best config here (if it is adopted)")
     p.add_argument("--json", action="store_true")
+    from graphscope.pdl_command import add_tune_options
+
+    add_tune_options(p)  # --pdl
     p.set_defaults(handler=_cmd_tune)
 
 
@@ -597,6 +600,11 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     start = LaunchConfig.load(args.config) if args.config else LaunchConfig(workload=args.workload.name)
     from graphscope.store.recorder import Recorder
 
+    if args.pdl:  # PDL flags instead of blocks (pdl_command.py)
+        from graphscope.pdl_command import run_tune_pdl
+
+        progress = _progress_printer(not args.json and sys.stderr.isatty())
+        return run_tune_pdl(args, start, Recorder(args.session), progress)
     controller = TuningController(args.workload, start, args.timeout, Recorder(args.session), verify=args.verify)
     if controller.verify_note:
         print(f"graphscope: {controller.verify_note}", file=sys.stderr)

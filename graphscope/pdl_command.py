@@ -89,3 +89,86 @@ def trace_gaps(dag: Dag, path: Path) -> tuple[dict[int, np.ndarray], np.ndarray 
     ids: list[int | None] = [int(node_id(best, i)) for i in range(len(dag.nodes))]
     dag.notes.append(f"gaps from {path.name}: graph {best}, {rows // max(len(dag.nodes), 1)} replays")
     return edge_gaps(dag, nodes.node, nodes.start, nodes.end, node_ids=ids), None
+
+
+def add_tune_options(parser: argparse.ArgumentParser) -> None:
+    """`tune`'s PDL option."""
+    parser.add_argument(
+        "--pdl",
+        action="store_true",
+        help="tune programmatic dependent launch instead of blocks: each launch's pdl flag flipped (--node: "
+        "one site name or site), re-captured and re-measured, the winners confirmed afresh",
+    )
+
+
+def run_tune_pdl(args: argparse.Namespace, start: Any, recorder: Any, progress: Any) -> int:
+    """`graphscope tune W.py --pdl`: load, sweep the PDL flags, print the result, save an adopted config."""
+    import json
+
+    from graphscope.core.text import shown_path
+    from graphscope.tune.controller import TuningController
+
+    if args.reps is not None and args.reps < 5:
+        raise BadInputError(f"--reps {args.reps}: at least 5 replays are needed for an interval")
+    if args.block:
+        raise BadInputError("--pdl flips launches' PDL flags; --block is for block tuning (drop one of them)")
+    controller = TuningController(args.workload, start, args.timeout, recorder)
+    try:
+        loaded = controller.load(progress)
+        if not loaded.sites:
+            raise BadInputError(f"{args.workload}: no ctx.launch sites, so no launch's PDL flag to flip")
+        result = controller.sweep_pdl(args.node, args.reps, progress)
+    finally:
+        controller.close()
+    data = result.to_json()
+    data["workload"] = str(args.workload)
+    if args.save:
+        data["saved"] = str(args.save) if result.adopt and result.best is not None else None
+        if data["saved"]:
+            result.best.config.save(args.save)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(render_pdl_tuning(data))
+    if args.save:
+        print(
+            f"  best config written to {shown_path(args.save)}" if data["saved"] else "  nothing written: not adopted"
+        )
+    return 0
+
+
+def render_pdl_tuning(data: dict[str, Any]) -> str:
+    """The readable form of `tune --pdl`'s JSON."""
+    from graphscope.core.text import printable
+
+    def interval(row: dict[str, Any]) -> str:
+        if row.get("median_ns") is None:
+            return f"{'-':>10}  {'-':<21}"
+        return f"{row['median_ns'] / 1e3:>8.2f}us  [{row['ci_low_ns'] / 1e3:.2f}, {row['ci_high_ns'] / 1e3:.2f}] us"
+
+    def gain(row: dict[str, Any]) -> str:
+        ratio = row.get("speedup")
+        if not ratio:
+            return row.get("status", "")
+        word = "faster" if ratio["value"] > 1 else "slower"
+        return f"{ratio['value']:.3f}x ({word}{'' if ratio['significant'] else ', within noise'})"
+
+    lines = [
+        f"{printable(data['workload'])}: PDL per launch site, {data['reps']} replays per trial, each a fresh capture",
+        f"  {'trial':<26} {'median':>10}  {'95% interval':<21}  against the baseline",
+        f"  {'baseline':<26} {interval(data['baseline'])}",
+    ]
+    for row in data["trials"]:
+        label = f"{printable(row['site'])} PDL {'on' if row['pdl'] else 'off'}"
+        lines.append(f"  {label:<26} {interval(row)}  {gain(row)}" + (f" {row['reason']}" if row.get("reason") else ""))
+    if data.get("combined"):
+        lines.append(f"  {'winners together':<26} {interval(data['combined'])}  {gain(data['combined'])}")
+    if data.get("confirmed"):
+        base, best = data["confirmed"]
+        lines.append(f"  {'confirmed: baseline':<26} {interval(base)}")
+        lines.append(f"  {'confirmed: best':<26} {interval(best)}  {gain(best)}")
+    if data["adopt"]:
+        flips = ", ".join(f"{k}={'on' if v else 'off'}" for k, v in data["best_config"]["pdl"].items())
+        lines.append(f"  adopted: PDL {flips}")
+    lines += [f"  note: {printable(n)}" for n in data["notes"]]
+    return "\n".join(lines)

@@ -101,3 +101,28 @@ def test_a_noise_winner_is_dropped_by_the_fresh_confirmation():
     result = tune_pdl(RecordedMeasurer(lucky_once, noise=0.0), LaunchConfig(), pdl_knobs(sites, dag, "loose"), reps=30)
     assert result.trials[0].beats(result.baseline) and result.best is result.trials[0]
     assert not result.adopt and "captured afresh: not adopted" in result.notes[-1]
+
+
+def test_the_text_form_lists_each_flip_with_its_interval_and_the_confirmation():
+    from graphscope.pdl_command import render_pdl_tuning
+
+    sites, dag = workload()
+    result = tune_pdl(RecordedMeasurer(chain_model, noise=0.0), LaunchConfig(), pdl_knobs(sites, dag), reps=30)
+    text = render_pdl_tuning({**result.to_json(), "workload": "pdl_chain.py"})
+    lines = text.splitlines()
+    assert lines[0].startswith("pdl_chain.py: PDL per launch site, 30 replays per trial")
+    row = next(line for line in lines if line.strip().startswith("link#2 PDL on"))
+    assert "39.60us" in row and "1.010x (faster)" in row
+    assert any(line.strip().startswith("link#1 PDL off") and "slower" in line for line in lines)
+    assert any("within noise" in line for line in lines if "loose#0" in line)
+    assert lines[-1] == "  adopted: PDL link#2=on"
+
+
+def test_tune_pdl_refuses_block_candidates_in_one_line(tmp_path, capsys):
+    from graphscope.cli import main
+
+    workload_file = tmp_path / "w.py"
+    workload_file.write_text("def setup(ctx):\n    return lambda ctx: None\n")
+    assert main(["tune", str(workload_file), "--pdl", "--node", "link", "--block", "64"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--block is for block tuning" in err[0]
