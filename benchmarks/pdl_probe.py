@@ -183,7 +183,7 @@ def probe_capture(cupy, driver, stream, bufs, pdl_launch, fn_wait, fn_plain):
     ):
         graph = capture_chain(cupy, driver, stream, bufs, pdl_launch, fn, pdl)
         graphs[label] = graph
-        sources, targets, data = edges_of(driver, int(graph.graph))
+        sources, _targets, data = edges_of(driver, int(graph.graph))
         described = []
         for d in (data or [])[:3]:
             described.append((str(d.type), int(d.from_port), int(d.to_port)))
@@ -257,7 +257,7 @@ def edit_edges(driver, graph_handle, to_type):
     check((driver.cuGraphAddDependencies(clone, sources, targets, new, len(sources))[0], None), "add")
     exec_ = check(driver.cuGraphInstantiate(clone, 0), "cuGraphInstantiate")
     t1 = time.perf_counter_ns()
-    s2, t2, d2 = edges_of(driver, int(clone))
+    s2, _t2, d2 = edges_of(driver, int(clone))
     kinds = sorted({(int(d.type), int(d.from_port), int(d.to_port)) for d in (d2 or [])})
     return {"edges": (len(s2), kinds, f"edit+instantiate {(t1 - t0) / 1e3:.0f} us"), "exec": exec_}
 
@@ -285,7 +285,7 @@ def probe_sass(cupy):
     major, minor = cupy.cuda.Device().compute_capability[:1], cupy.cuda.Device().compute_capability[1:]
     arch = f"sm_{major}{minor}"
     fact("arch", arch)
-    err, prog = nvrtc.nvrtcCreateProgram(SOURCE.encode(), b"k.cu", 0, [], [])
+    _err, prog = nvrtc.nvrtcCreateProgram(SOURCE.encode(), b"k.cu", 0, [], [])
     opts = [f"-arch={arch}".encode()]
     result = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
     fact("nvrtc compile", str(result[0]))
@@ -322,7 +322,8 @@ def probe_sass(cupy):
     psize = nvrtc.nvrtcGetPTXSize(ptx_prog)[1]
     ptx = b" " * psize
     nvrtc.nvrtcGetPTX(ptx_prog, ptx)
-    fact("ptx griddepcontrol lines", [ln.strip() for ln in ptx.decode(errors="replace").splitlines() if "griddep" in ln])
+    lines = ptx.decode(errors="replace").splitlines()
+    fact("ptx griddepcontrol lines", [ln.strip() for ln in lines if "griddep" in ln])
     # what does CuPy's cache hold?
     cache = os.environ.get("CUPY_CACHE_DIR")
     files = []
@@ -335,14 +336,18 @@ def probe_sass(cupy):
     fact("cupy cache files", files[:6])
     for name, _, _ in files[:1]:
         full = os.path.join(cache, name)
-        raw = open(full, "rb").read()
+        with open(full, "rb") as f:
+            raw = f.read()
         at = raw.find(b"\x7fELF")
         fact("cupy cache: ELF at offset", at)
         if at >= 0:
             p = os.path.join(tempfile.mkdtemp(), "c.cubin")
-            open(p, "wb").write(raw[at:])
+            with open(p, "wb") as f:
+                f.write(raw[at:])
             o = subprocess.run(["cuobjdump", "-sass", p], capture_output=True, text=True, timeout=20)
-            fact("cupy cache cubin: sass has griddep-like ops", [ln.strip()[:90] for ln in o.stdout.splitlines() if "ACQBULK" in ln or "PREEXIT" in ln or "griddep" in ln.lower()][:6])
+            marks = ("ACQBULK", "PREEXIT", "griddep", "GRIDDEP")
+            found = [ln.strip()[:90] for ln in o.stdout.splitlines() if any(m in ln for m in marks)]
+            fact("cupy cache cubin: sass has griddep-like ops", found[:6])
             fact("cupy cache cubin: cuobjdump rc", o.returncode)
 
 

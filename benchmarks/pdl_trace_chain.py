@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from pdl_probe import SOURCE  # noqa: E402
+from pdl_probe import SOURCE
 
 CHAIN = 16
 
