@@ -126,3 +126,23 @@ def test_tune_pdl_refuses_block_candidates_in_one_line(tmp_path, capsys):
     assert main(["tune", str(workload_file), "--pdl", "--node", "link", "--block", "64"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--block is for block tuning" in err[0]
+
+
+def test_the_controller_tunes_pdl_and_captures_the_adopted_config(tmp_path):
+    from graphscope.tune.controller import TuningController
+    from tests.tune.pdl_fakes import PdlModelSession
+
+    PdlModelSession.started = []
+    controller = TuningController(tmp_path / "model.py", session_factory=PdlModelSession)
+    try:
+        controller.load()
+        result = controller.sweep_pdl(reps=40)
+        dag = controller.current_dag()
+    finally:
+        controller.close()
+    assert [k.site for k in result.knobs] == ["relu#0", "transpose#0"]
+    assert result.adopt and result.best.config.pdl == {"transpose#0": True}
+    assert controller.config.pdl == {"transpose#0": True} and controller.pdl_result is result
+    assert dag.edge_kinds.kind.tolist() == [0, 1, 1, 0, 0]  # the graph captured again with the adopted flip
+    session = PdlModelSession.started[-1]
+    assert session.requests[-2:] == ["capture", "dag"]
