@@ -500,6 +500,9 @@ def _cmd_dag(args: argparse.Namespace) -> int:
 
     if not args.target.exists():
         raise BadInputError(f"{args.target}: no such file")
+    from graphscope.pdl_command import check_dag_options
+
+    check_dag_options(args)  # --pdl, --trace, --plain-trace, --reps
     if args.target.suffix == ".py":
         from graphscope.core.launch_config import LaunchConfig
         from graphscope.workload.session import WorkloadSession

@@ -34,7 +34,29 @@ def add_dag_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a node-level trace of this workload (graphscope run W.py --nsys): each PDL edge's gap in it",
     )
+    parser.add_argument(
+        "--plain-trace",
+        type=Path,
+        metavar="FILE",
+        help='with --trace: a node-level trace of the same workload with PDL off (--config {"pdl": {NAME: '
+        "false}}): its gaps are what a plain edge costs (default: this graph's own plain kernel edges)",
+    )
     parser.add_argument("--reps", type=int, default=DAG_REPS, metavar="N", help="replays per variant with --pdl")
+
+
+def check_dag_options(args: argparse.Namespace) -> None:
+    """Refuse option combinations before any GPU work (one line, exit 2)."""
+    if args.reps < 5:
+        raise BadInputError(f"--reps {args.reps}: at least 5 replays are needed for an interval")
+    if args.plain_trace is not None and args.trace is None:
+        raise BadInputError("--plain-trace needs --trace (the trace whose gaps it is compared with)")
+    if (args.pdl or args.trace is not None) and args.target.suffix != ".py":
+        raise BadInputError(
+            "--pdl and --trace time a live capture: give the workload .py (the trace's own DAG has no edges)"
+        )
+    for path in (args.trace, args.plain_trace):
+        if path is not None and not path.exists():
+            raise BadInputError(f"{path}: no such file")
 
 
 def measure_dag(dag: Dag, session: Any, args: argparse.Namespace) -> None:
@@ -43,13 +65,12 @@ def measure_dag(dag: Dag, session: Any, args: argparse.Namespace) -> None:
 
     if not (getattr(args, "pdl", False) or getattr(args, "trace", None)):
         return
+    check_dag_options(args)
     if not len(kinds_of(dag).programmatic()):
         dag.notes.append("no programmatic edges: nothing for --pdl or --trace to time")
         return
     replays, gaps, reference = None, None, None
     if args.pdl:
-        if args.reps < 5:
-            raise BadInputError(f"--reps {args.reps}: at least 5 replays are needed for an interval")
         timed = session.request("pdl_edges", reps=args.reps, warmup=3)
         replays = {int(k): v for k, v in timed["edges"].items()}
         plain = timed["all_plain"]
@@ -60,6 +81,11 @@ def measure_dag(dag: Dag, session: Any, args: argparse.Namespace) -> None:
         )
     if args.trace is not None:
         gaps, reference = trace_gaps(dag, args.trace)
+    if args.plain_trace is not None:
+        import numpy as np
+
+        pooled = list(trace_gaps(dag, args.plain_trace)[0].values())
+        reference = np.concatenate(pooled) if pooled else None
     judge_pdl(dag, gaps, reference, replays)
 
 

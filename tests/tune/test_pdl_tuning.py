@@ -146,3 +146,23 @@ def test_the_controller_tunes_pdl_and_captures_the_adopted_config(tmp_path):
     assert dag.edge_kinds.kind.tolist() == [0, 1, 1, 0, 0]  # the graph captured again with the adopted flip
     session = PdlModelSession.started[-1]
     assert session.requests[-2:] == ["capture", "dag"]
+
+
+def test_dag_pdl_options_are_refused_in_one_line_before_any_gpu_work(tmp_path, capsys):
+    from graphscope.cli import main
+
+    workload_file = tmp_path / "w.py"
+    workload_file.write_text("def setup(ctx):\n    return lambda ctx: None\n")
+    trace = tmp_path / "t.sqlite"
+    trace.write_bytes(b"")
+    cases = {
+        ("--pdl", "--reps", "3"): "at least 5 replays",
+        ("--plain-trace", str(trace)): "--plain-trace needs --trace",
+        ("--trace", str(tmp_path / "missing.sqlite")): "no such file",
+    }
+    for extra, said in cases.items():
+        assert main(["dag", str(workload_file), *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and said in err[0], err
+    assert main(["dag", str(trace), "--pdl"]) == 2
+    assert "give the workload .py" in capsys.readouterr().err
