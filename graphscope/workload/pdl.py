@@ -131,40 +131,65 @@ def _nvrtc(source: str, options: tuple[str, ...], target: str, cubin: bool) -> b
         nvrtc.nvrtcDestroyProgram(program)
 
 
+def _compiled(source: str, options: tuple[str, ...], arch: str, cubin: bool) -> bytes:
+    """The kernel source compiled by NVRTC (through cuda.bindings; where it cannot load NVRTC, through
+    CuPy's own compiler, which answers a cubin where its NVRTC knows the arch and PTX otherwise)."""
+    try:
+        return _nvrtc(source, options, f"{'sm' if cubin else 'compute'}_{arch}", cubin)
+    except Exception:
+        from cupy.cuda.compiler import compile_using_nvrtc
+
+        compiled = compile_using_nvrtc(source, tuple(options), arch=arch)
+        code = compiled[0] if isinstance(compiled, tuple) else compiled
+        return code if isinstance(code, bytes) else str(code).encode()
+
+
+def _from_ptx(ptx: str, name: str) -> dict[str, Any]:
+    entry = f".entry {name}("
+    body = ptx[ptx.find(entry) :] if entry in ptx else ptx
+    end = body.find(".entry", 1)
+    return {**griddep_in_ptx(body if end < 0 else body[:end]), "how": "ptx"}
+
+
 def griddep_of(source: str, options: tuple[str, ...], name: str, arch: str) -> dict[str, Any]:
     """Whether kernel `name` of `source` waits (griddepcontrol.wait) and triggers (launch_dependents) on the
     device: compiled again with NVRTC for `arch` ('90') and read from its SASS (`cuobjdump -sass`) where
     cuobjdump is on PATH, else from its PTX. {"wait", "trigger", "how"}, or {"error"} when it cannot tell."""
     try:
         if shutil.which("cuobjdump"):
-            cubin = _nvrtc(source, options, f"sm_{arch}", cubin=True)
-            with tempfile.TemporaryDirectory() as folder:
-                path = Path(folder) / "kernel.cubin"
-                path.write_bytes(cubin)
-                out = subprocess.run(["cuobjdump", "-sass", str(path)], capture_output=True, text=True, timeout=30)
-            functions = griddep_in_sass(out.stdout)
-            if name in functions:
-                return {**functions[name], "how": "sass"}
-        ptx = _nvrtc(source, options, f"compute_{arch}", cubin=False).decode(errors="replace")
-        entry = f".entry {name}("
-        body = ptx[ptx.find(entry) :] if entry in ptx else ptx
-        end = body.find(".entry", 1)
-        return {**griddep_in_ptx(body if end < 0 else body[:end]), "how": "ptx"}
+            cubin = _compiled(source, options, arch, cubin=True)
+            if cubin.startswith(b"\x7fELF"):
+                with tempfile.TemporaryDirectory() as folder:
+                    path = Path(folder) / "kernel.cubin"
+                    path.write_bytes(cubin)
+                    out = subprocess.run(["cuobjdump", "-sass", str(path)], capture_output=True, text=True, timeout=30)
+                functions = griddep_in_sass(out.stdout)
+                if name in functions:
+                    return {**functions[name], "how": "sass"}
+            else:  # CuPy's compiler answered PTX
+                return _from_ptx(cubin.decode(errors="replace"), name)
+        ptx = _compiled(source, options, arch, cubin=False)
+        if ptx.startswith(b"\x7fELF"):
+            raise RuntimeError("only a cubin was compiled, and cuobjdump is not on PATH to read it")
+        return _from_ptx(ptx.decode(errors="replace"), name)
     except Exception as exc:  # no NVRTC, a source NVRTC cannot compile alone: the verdict says unknown
         return {"error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+
+
+_GRIDDEP_CACHE: dict[tuple[str, tuple[str, ...], str, str], dict[str, Any]] = {}  # per child: each kernel read once
 
 
 def annotate_griddep(dag: Any, kernels: dict[str, Any], arch: str) -> int:
     """Set `detail["griddep"]` on every kernel node of a ctx.launch site whose source is known (each kernel
     compiled once); returns how many nodes were read. Only worth its cost (NVRTC and cuobjdump, ~0.2 s a
     kernel) where the DAG has programmatic edges."""
-    cache: dict[tuple[str, tuple[str, ...], str], dict[str, Any]] = {}
+    cache = _GRIDDEP_CACHE
     read = 0
     for node in dag.nodes:
         kernel = kernels.get(node.site) if node.site else None
         if kernel is None or not getattr(kernel, "source", ""):
             continue
-        key = (kernel.source, kernel.options, kernel.name)
+        key = (kernel.source, kernel.options, kernel.name, arch)
         if key not in cache:
             cache[key] = griddep_of(kernel.source, kernel.options, kernel.name, arch)
         if "error" not in cache[key]:
