@@ -305,6 +305,8 @@ class TunePanel(QWidget):
     def tune_pdl(self) -> None:
         """Each launch's PDL flag flipped and re-measured (fresh captures); the graph redrawn afterwards."""
         controller = self.controller
+        if controller is None:
+            return
 
         def work(progress, cancel) -> tuple[Any, Dag]:
             result = controller.sweep_pdl(None, None, progress, cancel)

@@ -346,11 +346,11 @@ class TuningController:
             )
 
             def record(seq: int, trial: Trial) -> None:
-                if recorder is not None:
+                if recorder is not None and tuning is not None:
                     recorder.trial(tuning, seq, trial.to_json())
 
             result = tune_pdl(IsolatingMeasurer(self), self.config, knobs, reps, progress, cancel, record)
-            if recorder is not None:
+            if recorder is not None and tuning is not None:
                 recorder.tuning_finished(tuning, result.to_json())
             self.history += [result.baseline, *result.trials]
             if result.adopt and result.best is not None:

@@ -137,7 +137,7 @@ def _compiled(source: str, options: tuple[str, ...], arch: str, cubin: bool) -> 
     try:
         return _nvrtc(source, options, f"{'sm' if cubin else 'compute'}_{arch}", cubin)
     except Exception:
-        from cupy.cuda.compiler import compile_using_nvrtc
+        from cupy.cuda.compiler import compile_using_nvrtc  # type: ignore[import-not-found]
 
         compiled = compile_using_nvrtc(source, tuple(options), arch=arch)
         code = compiled[0] if isinstance(compiled, tuple) else compiled
