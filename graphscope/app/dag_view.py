@@ -120,8 +120,7 @@ def edge_tooltip(dag: Dag, position: int) -> str:
             lines.append(f"gap {row['gap_ns']:.0f} ns, 95% interval [{low:.0f}, {high:.0f}]")
         if "replay" in row:
             lines.append(f"made plain the replay costs {row['replay']['saving_ns']:+.0f} ns")
-        verdict = row.get("verdict", PDL_UNMEASURED)
-        lines.append(f"{verdict}: {VERDICT_TEXT.get(verdict, '')}")
+        lines += [f"{v}: {VERDICT_TEXT.get(v, '')}" for v in row.get("verdicts", [PDL_UNMEASURED])]
     return "\n".join(lines)
 
 

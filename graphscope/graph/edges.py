@@ -216,11 +216,14 @@ def judge_pdl(
                 low_ns, high_ns = timed["ci_low_ns"], timed["ci_high_ns"]
                 verdict = PDL_NO_EFFECT if low_ns <= 0 <= high_ns or high_ns < 0 else PDL_SHORTER
         code = _griddep(dag, a, b)
+        row["verdicts"] = [verdict]
         if code is not None:
             row["griddep"] = code
-            if not code["to_waits"] and not code["from_triggers"]:
-                verdict = PDL_NO_DEVICE_SYNC if verdict in (PDL_NO_EFFECT, PDL_UNMEASURED) else verdict
+            if not code["to_waits"] and not code["from_triggers"]:  # said whatever the timing found
                 row["no_device_sync"] = True
+                timed_gain = verdict in (PDL_OVERLAP, PDL_SHORTER)
+                verdict = verdict if timed_gain else PDL_NO_DEVICE_SYNC
+                row["verdicts"] = [verdict, PDL_NO_DEVICE_SYNC] if timed_gain else [verdict]
         row["verdict"] = verdict
         kinds.measured[position] = row
     dag.edge_kinds = kinds
@@ -258,7 +261,7 @@ def pdl_lines(dag: Dag) -> list[str]:
         if "gap_ns" in row:
             low, high = row["gap_ci_ns"]
             gap = f"{row['gap_ns']:.0f} ns [{low:.0f}, {high:.0f}]"
-        verdict = row.get("verdict", PDL_UNMEASURED)
+        verdict = verdict_words(row)
         if "replay" in row:
             verdict += f"; plain costs {row['replay']['saving_ns']:+.0f} ns/replay"
         nodes = f"{dag.nodes[a].index} -> {dag.nodes[b].index}"
@@ -270,13 +273,18 @@ def pdl_lines(dag: Dag) -> list[str]:
     return lines
 
 
+def verdict_words(row: dict[str, Any]) -> str:
+    """'shorter gap', or 'shorter gap; no device-side wait/trigger' where both hold."""
+    return "; ".join(row.get("verdicts") or [row.get("verdict", PDL_UNMEASURED)])
+
+
 def dot_attributes(dag: Dag, position: int, colour: str) -> str:
     """' [style=dashed, color="#..", label="programmatic"]' for a programmatic edge; '' for a plain one."""
     kinds = kinds_of(dag)
     if kinds.kind[position] != EdgeKind.PROGRAMMATIC:
         return ""
-    verdict = kinds.measured.get(position, {}).get("verdict")
-    label = "PDL" + (f": {verdict}" if verdict and verdict != PDL_UNMEASURED else "")
+    verdict = verdict_words(kinds.measured.get(position, {}))
+    label = "PDL" + (f": {verdict}" if verdict != PDL_UNMEASURED else "")
     tip = kinds.ports(position)
     return f' [style=dashed, color="{colour}", fontcolor="{colour}", label="{label}", tooltip="ports {tip}"]'
 
@@ -311,8 +319,7 @@ def edge_fields(dag: Dag, indices: list[int]) -> list[tuple[str, str]]:
                 f"made plain: {timed['saving_ns']:+.0f} ns a replay ([{timed['ci_low_ns']:.0f}, "
                 f"{timed['ci_high_ns']:.0f}])"
             )
-        verdict = row.get("verdict", PDL_UNMEASURED)
-        parts.append(f"{verdict}: {VERDICT_TEXT.get(verdict, '')}")
+        parts += [f"{v}: {VERDICT_TEXT.get(v, '')}" for v in row.get("verdicts", [PDL_UNMEASURED])]
         rows.append((f"PDL edge {dag.nodes[a].index} -> {dag.nodes[b].index}", "; ".join(parts)))
     for position in sorted(chosen):
         code = dag.nodes[position].detail.get("griddep")

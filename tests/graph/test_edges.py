@@ -145,7 +145,14 @@ def test_replay_timing_judges_an_edge_the_trace_did_not_and_code_without_griddep
         1: {"saving_ns": 390.0, "ci_low_ns": 340.0, "ci_high_ns": 440.0},
         2: {"saving_ns": 5.0, "ci_low_ns": -30.0, "ci_high_ns": 40.0},
     }
+    dag.nodes[3].detail["griddep"] = {"wait": False, "trigger": False, "how": "sass"}
+    dag.nodes.append(DagNode(4, "kernel", "k4", detail={"griddep": {"wait": False, "trigger": False}}))
+    dag.edges.append((3, 4))
+    dag.edge_kinds = EdgeKinds.of([PDL] * 4)
+    replays[3] = {"saving_ns": 300.0, "ci_low_ns": 250.0, "ci_high_ns": 350.0}
     judged = judge_pdl(dag, replays=replays)
+    assert judged[3]["verdict"] == PDL_SHORTER and judged[3]["verdicts"] == [PDL_SHORTER, PDL_NO_DEVICE_SYNC]
+    assert "shorter gap; no device-side wait/trigger" in render_dag(dag, "x")
     assert judged[0]["verdict"] == PDL_SHORTER
     assert judged[1]["verdict"] == PDL_SHORTER and judged[1]["griddep"] == {"from_triggers": True, "to_waits": False}
     assert judged[2]["verdict"] == PDL_NO_DEVICE_SYNC  # neither waits nor triggers, and no time saved
