@@ -119,3 +119,101 @@ def test_griddepcontrol_is_read_from_ptx_and_per_function_from_sass():
     assert griddep_in_ptx("ld.global.f32 %f1, [%rd1];") == {"wait": False, "trigger": False}
     found = griddep_in_sass(SASS)
     assert found == {"loose": {"wait": False, "trigger": False}, "link": {"wait": True, "trigger": True}}
+
+
+class FakeGraphDriver:
+    """The driver calls edge_replays makes, on a chain whose replay costs 10 us plus 400 ns per programmatic
+    edge made plain (edge 2: 0 ns, PDL does nothing there)."""
+
+    COST = {0: 400.0, 1: 400.0, 2: 0.0}
+
+    def __init__(self):
+        self.clones, self.flipped, self.launched, self.destroyed = [], {}, [], []
+
+    def CUgraph(self, init_value):
+        return ("graph", init_value)
+
+    def CUstream(self, init_value):
+        return ("stream", init_value)
+
+    def CUgraphEdgeData(self):
+        return types.SimpleNamespace(type=0, from_port=0, to_port=0)
+
+    def cuGraphClone(self, graph):
+        clone = f"clone{len(self.clones)}"
+        self.clones.append(clone)
+        self.flipped[clone] = []
+        return (0, clone)
+
+    def cuGraphNodeFindInClone(self, node, clone):
+        return (0, (clone, node))
+
+    def cuGraphRemoveDependencies(self, clone, sources, targets, data, count):
+        assert all(d.type == 1 and d.from_port == 1 for d in data)  # removed by their exact data
+        self.flipped[clone] += [(s[1], t[1]) for s, t in zip(sources, targets)]
+        return (0,)
+
+    def cuGraphAddDependencies(self, clone, sources, targets, data, count):
+        assert all(d.type == 0 for d in data)
+        return (0,)
+
+    def cuGraphInstantiate(self, clone, flags):
+        return (0, ("exec", clone))
+
+    def cuGraphLaunch(self, executable, stream):
+        self.launched.append(executable[1])
+        return (0,)
+
+    def cuGraphExecDestroy(self, executable):
+        self.destroyed.append(executable[1])
+
+    def cuGraphDestroy(self, clone):
+        return (0,)
+
+
+def test_each_programmatic_edge_is_made_plain_alone_in_a_copy_and_timed_against_the_graph(monkeypatch):
+    from graphscope.graph.edges import EdgeKinds
+    from graphscope.workload.pdl import edge_replays
+
+    driver = FakeGraphDriver()
+    bindings = types.ModuleType("cuda.bindings")
+    bindings.driver = driver
+    monkeypatch.setitem(sys.modules, "cuda", types.ModuleType("cuda"))
+    monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
+    handles = ["n0", "n1", "n2", "n3", "n4"]
+    edges = [(0, 1), (1, 2), (2, 3), (3, 4)]
+    kinds = EdgeKinds.of([(0, 0, 0), (1, 1, 0), (1, 1, 0), (1, 1, 0)])  # edges 1-3 programmatic
+    graph_live = types.SimpleNamespace(handles=handles, edges=edges, edge_kinds=kinds)
+
+    class Framework:
+        def handles(self, graph):
+            return (7, 8)
+
+        def stream_handle(self):
+            return 9
+
+        def event(self):
+            return types.SimpleNamespace(synchronize=lambda: None)
+
+        def record(self, event):
+            pass
+
+        def elapsed_ns(self, start, end):  # the copy launched last: 10 us + what its plain edges cost
+            plain = flipped_nodes(driver.launched[-1])
+            return 10_000.0 + sum(FakeGraphDriver.COST[edges.index(edge) - 1] for edge in plain)
+
+        def synchronize(self):
+            pass
+
+    def flipped_nodes(clone):
+        return [(handles.index(a), handles.index(b)) for a, b in driver.flipped[clone]]
+
+    live = types.SimpleNamespace(
+        _live_graph=lambda: graph_live, fw=Framework(), graph=object(), reset_state=lambda: None
+    )
+    timed = edge_replays(live, reps=10, warmup=2)
+    assert timed["programmatic_edges"] == 3 and set(timed["edges"]) == {"1", "2", "3"}
+    assert [flipped_nodes(c) for c in driver.clones] == [[], [(1, 2), (2, 3), (3, 4)], [(1, 2)], [(2, 3)], [(3, 4)]]
+    assert timed["edges"]["1"]["saving_ns"] == 400 and timed["edges"]["3"]["saving_ns"] == 0
+    assert timed["all_plain"]["saving_ns"] == 800 and timed["captured"]["median_ns"] == 10_000
+    assert len(driver.launched) == 5 * (2 + 10) and sorted(driver.destroyed) == sorted(driver.clones)
