@@ -125,7 +125,7 @@ class FakeGraphDriver:
     """The driver calls edge_replays makes, on a chain whose replay costs 10 us plus 400 ns per programmatic
     edge made plain (edge 2: 0 ns, PDL does nothing there)."""
 
-    COST = {0: 400.0, 1: 400.0, 2: 0.0}
+    COST: ClassVar[dict[int, float]] = {0: 400.0, 1: 400.0, 2: 0.0}
 
     def __init__(self):
         self.clones, self.flipped, self.launched, self.destroyed = [], {}, [], []
