@@ -1,17 +1,15 @@
-"""Edge kinds of a CUDA graph (default vs programmatic, with their ports) and PDL judged per edge.
+"""PDL judged per edge of a CUDA graph, and the faces of edge kinds (text lines, DOT attributes, Details).
 
-`EdgeKinds` holds three int8 columns parallel to `Dag.edges` (core/edge_kinds.py names the codes) plus,
-per programmatic edge, what was measured of it. `read_edges` reads them from the driver
-(`cuGraphGetEdges` with its edge data); `edge_gaps` computes each edge's gap (start of `to` minus end of
-`from`, per replay) from a node-level trace's kernel columns; `judge_pdl` turns gaps, replay timings of
-the graph with the edge made plain, and the kernels' griddepcontrol use into one verdict per edge.
-Everything here is plain data and numpy: the child, the CLI and the DAG view all call it.
+The kinds themselves (default vs programmatic, their ports) are columns of `EdgeKinds` (graph/edge_table.py,
+read from the driver there). `edge_gaps` computes each edge's gap (start of `to` minus end of `from`, per
+replay) from a node-level trace's columns; `judge_pdl` turns gaps, replay timings of the graph with the
+edge made plain, and the kernels' griddepcontrol use into verdicts per edge. Plain data and numpy: the
+child, the CLI and the DAG view all call it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -22,101 +20,18 @@ from graphscope.core.edge_kinds import (
     PDL_SHORTER,
     PDL_UNMEASURED,
     EdgeKind,
-    Port,
-    kind_word,
-    parse_kind,
-    parse_port,
-    port_word,
 )
 from graphscope.core.stats import describe
+from graphscope.graph.edge_table import EdgeKinds, read_edges
+from graphscope.graph.model import Dag
 
-if TYPE_CHECKING:
-    from graphscope.graph.model import Dag
-
-
-@dataclass
-class EdgeKinds:
-    """Per edge of `Dag.edges` (same order): kind, from port, to port; `measured`: edge position -> PDL data."""
-
-    kind: np.ndarray
-    from_port: np.ndarray
-    to_port: np.ndarray
-    measured: dict[int, dict[str, Any]] = field(default_factory=dict)
-
-    @classmethod
-    def default(cls, count: int) -> EdgeKinds:
-        zeros = np.zeros(count, dtype=np.int8)
-        return cls(zeros, zeros.copy(), zeros.copy())
-
-    @classmethod
-    def of(cls, rows: list[tuple[int, int, int]]) -> EdgeKinds:
-        """From (kind, from port, to port) per edge."""
-        table = np.array(rows, dtype=np.int8).reshape(-1, 3)
-        return cls(table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy())
-
-    def __len__(self) -> int:
-        return len(self.kind)
-
-    def programmatic(self) -> np.ndarray:
-        """Positions (in `Dag.edges`) of the programmatic edges."""
-        return np.flatnonzero(self.kind == EdgeKind.PROGRAMMATIC)
-
-    def ports(self, position: int) -> str:
-        """'programmatic -> default': the edge's from port and to port."""
-        return f"{port_word(int(self.from_port[position]))} -> {port_word(int(self.to_port[position]))}"
-
-    def describe(self, position: int) -> str:
-        """'programmatic edge (port programmatic -> default)'; 'default edge' for a plain one."""
-        kind = int(self.kind[position])
-        plain = kind == EdgeKind.DEFAULT and self.from_port[position] == Port.DEFAULT and self.to_port[position] == 0
-        return f"{kind_word(kind)} edge" + ("" if plain else f" (ports {self.ports(position)})")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": [kind_word(int(v)) for v in self.kind],
-            "from_port": [port_word(int(v)) for v in self.from_port],
-            "to_port": [port_word(int(v)) for v in self.to_port],
-            "pdl": [{"edge": position, **data} for position, data in sorted(self.measured.items())],
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], count: int) -> EdgeKinds:
-        kinds = [parse_kind(v) for v in data.get("kind", [])]
-        if len(kinds) != count:  # written by an older graphscope, or damaged: every edge is default
-            return cls.default(count)
-        edges = cls.of(
-            [
-                (k, parse_port(f), parse_port(t))
-                for k, f, t in zip(kinds, data.get("from_port", [0] * count), data.get("to_port", [0] * count))
-            ]
-        )
-        rows = data.get("pdl", [])
-        edges.measured = {int(row["edge"]): {k: v for k, v in row.items() if k != "edge"} for row in rows}
-        return edges
+__all__ = ["EdgeKinds", "edge_gaps", "judge_pdl", "kinds_of", "read_edges"]
 
 
 def kinds_of(dag: Dag) -> EdgeKinds:
     """The DAG's edge kinds (all default where it has none: a trace's DAG, an older JSON)."""
     kinds = getattr(dag, "edge_kinds", None)
     return kinds if kinds is not None and len(kinds) == len(dag.edges) else EdgeKinds.default(len(dag.edges))
-
-
-def _check(result: tuple[Any, ...], what: str) -> tuple[Any, ...]:
-    if int(result[0]) != 0:
-        raise RuntimeError(f"{what} failed: {getattr(result[0], 'name', result[0])}")
-    return result[1:]
-
-
-def read_edges(driver: Any, graph: Any, position: dict[int, int]) -> tuple[list[tuple[int, int]], EdgeKinds]:
-    """The graph's edges as (from, to) node positions and their kinds, through `cuGraphGetEdges` with edge
-    data (cuda.bindings 12.3+; a binding that returns no data leaves every edge default)."""
-    count = int(_check(driver.cuGraphGetEdges(graph, 0), "cuGraphGetEdges (count)")[-1])
-    sources, targets, data, count = _check(driver.cuGraphGetEdges(graph, count), "cuGraphGetEdges")
-    count = int(count)
-    edges = [(position[int(a)], position[int(b)]) for a, b in zip(sources[:count], targets[:count])]
-    if data is None or len(data) < count:
-        return edges, EdgeKinds.default(count)
-    return edges, EdgeKinds.of([(int(d.type), int(d.from_port), int(d.to_port)) for d in data[:count]])
 
 
 # -- PDL per edge -----------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 
 from graphscope.core.events import node_id
 from graphscope.core.launch_config import Dim, Site, block_problem
-from graphscope.graph.edges import read_edges
+from graphscope.graph.edge_table import read_edges
 from graphscope.graph.model import Dag, DagNode
 from graphscope.graph.names import readable
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
-from graphscope.graph.edges import EdgeKinds
+from graphscope.graph.edge_table import EdgeKinds
 
 FOLD_AT = 4
 """A run of this many identical nodes or more, one after another, is shown as one ("vec_add x1000")."""
