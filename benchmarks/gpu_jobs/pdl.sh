@@ -33,7 +33,10 @@ fi
 step measurement
 timeout 32 python3 benchmarks/pdl_measure.py "$RESULTS" 2>&1 | tee "$RESULTS/measure.log"
 step tune --pdl
-timeout 25 python3 -m graphscope tune examples/pdl_chain.py --pdl --reps 100 --json > "$RESULTS/tune_pdl.json" 2> "$RESULTS/tune_pdl.err"
+# from PDL off everywhere: each launch's flip turns PDL on, and the winners are measured together and confirmed
+echo '{"format": "graphscope-launch-config/1", "blocks": {}, "pdl": {"link": false, "loose": false}}' > "$RESULTS/pdl_off.json"
+timeout 25 python3 -m graphscope tune examples/pdl_chain.py --pdl --reps 100 --config "$RESULTS/pdl_off.json" \
+  --save "$RESULTS/pdl_tuned.json" --json > "$RESULTS/tune_pdl.json" 2> "$RESULTS/tune_pdl.err"
 tail -c 1500 "$RESULTS/tune_pdl.err"; python3 -c "import json,sys; from graphscope.pdl_command import render_pdl_tuning as r; print(r(json.load(open(sys.argv[1]))))" "$RESULTS/tune_pdl.json" 2>&1 | tee "$RESULTS/tune_pdl.txt"
 step gpu tests
 timeout 35 python3 -m pytest -m gpu tests/gpu/test_pdl_gpu.py -q -p no:cacheprovider -s 2>&1 | tail -40 | tee "$RESULTS/tests.log"
