@@ -40,4 +40,11 @@ timeout 25 python3 -m graphscope tune examples/pdl_chain.py --pdl --reps 100 --c
 tail -c 1500 "$RESULTS/tune_pdl.err"; python3 -c "import json,sys; from graphscope.pdl_command import render_pdl_tuning as r; print(r(json.load(open(sys.argv[1]))))" "$RESULTS/tune_pdl.json" 2>&1 | tee "$RESULTS/tune_pdl.txt"
 step gpu tests
 timeout 35 python3 -m pytest -m gpu tests/gpu/test_pdl_gpu.py -q -p no:cacheprovider -s 2>&1 | tail -40 | tee "$RESULTS/tests.log"
+step "Kineto: the PDL chain under torch.profiler, its stream overlap as graphscope counts it"
+K=$(mktemp -d)
+timeout 20 python3 -m graphscope run examples/pdl_chain.py --profile torch --trace-dir "$K" --reps 5 --json > "$RESULTS/run_torch.json" 2> "$RESULTS/run_torch.err"
+ls -la "$K" | tee "$RESULTS/kineto_files.txt"
+for f in "$K"/*.json*; do
+  timeout 10 python3 -m graphscope summary "$f" --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(sys.argv[1], json.dumps(d.get('stream_overlap')))" "$(basename "$f")" | tee -a "$RESULTS/kineto_overlap.txt"
+done
 step done
