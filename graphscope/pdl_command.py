@@ -185,7 +185,8 @@ def render_pdl_tuning(data: dict[str, Any]) -> str:
         f"  {'baseline':<26} {interval(data['baseline'])}",
     ]
     for row in data["trials"]:
-        label = f"{printable(row['site'])} PDL {'on' if row['pdl'] else 'off'}"
+        sites = f" ({row['sites']} sites)" if row.get("sites", 1) > 1 else ""
+        label = f"{printable(row['site'])}{sites} PDL {'on' if row['pdl'] else 'off'}"
         lines.append(f"  {label:<26} {interval(row)}  {gain(row)}" + (f" {row['reason']}" if row.get("reason") else ""))
     if data.get("combined"):
         lines.append(f"  {'winners together':<26} {interval(data['combined'])}  {gain(data['combined'])}")

@@ -318,7 +318,8 @@ class TunePanel(QWidget):
         result, dag = found
         self._add_row("PDL baseline", result.baseline, result.baseline)
         for knob, trial in zip(result.knobs, result.trials):
-            self._add_row(f"{knob.site} PDL {'off' if knob.pdl else 'on'}", trial, result.baseline)
+            sites = f" ({knob.sites} sites)" if knob.sites > 1 else ""
+            self._add_row(f"{knob.site}{sites} PDL {'off' if knob.pdl else 'on'}", trial, result.baseline)
         if result.combined is not None:
             self._add_row("PDL flips together", result.combined, result.baseline)
         if result.confirmed is not None:

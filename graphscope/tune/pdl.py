@@ -29,17 +29,22 @@ PDL_REPS = 100  # replays per trial: a 32-kernel chain replays in ~40 us, so a t
 
 @dataclass(frozen=True)
 class PdlKnob:
-    """One launch site whose PDL flag can be flipped: `pdl` as captured, `edge` its incoming edge's position."""
+    """A PDL flag that can be flipped: one launch site (`link#3`), or a launch name (`link`: all its sites,
+    `sites` of them, flipped together). `pdl` as captured, `edge` the (first) site's incoming edge."""
 
     site: str
     kernel: str
     pdl: bool
     edge: int
+    sites: int = 1
 
 
 def pdl_knobs(sites: list[Site], dag: Dag, only: str | None = None) -> list[PdlKnob]:
     """Every ctx.launch site whose node has one incoming edge from a kernel node (a PDL launch with nothing
-    before it, or after a copy, has nothing to overlap); `only` keeps one site name or site."""
+    before it, or after a copy, has nothing to overlap), and first, each launch name with two or more such
+    sites that all launch alike: one edge is ~1% of a short chain's replay, within the noise of one trial,
+    while a name's sites flipped together move it by tens of percent (measured, benchmarks/RESULTS.md).
+    `only` keeps one name (its knob and its sites) or one site."""
     by_key = {s.key: s for s in sites}
     kinds = kinds_of(dag)
     into: dict[int, list[int]] = {}
@@ -55,7 +60,15 @@ def pdl_knobs(sites: list[Site], dag: Dag, only: str | None = None) -> list[PdlK
             continue
         programmatic = bool(kinds.kind[edges[0]] == EdgeKind.PROGRAMMATIC)
         knobs.append(PdlKnob(site.key, site.kernel, programmatic, edges[0]))
-    return knobs
+    names: dict[str, list[PdlKnob]] = {}
+    for knob in knobs:
+        names.setdefault(by_key[knob.site].name, []).append(knob)
+    together = [
+        PdlKnob(name, group[0].kernel, group[0].pdl, group[0].edge, len(group))
+        for name, group in names.items()
+        if len(group) >= 2 and len({k.pdl for k in group}) == 1
+    ]
+    return together + knobs
 
 
 @dataclass
@@ -73,7 +86,7 @@ class PdlResult:
         def row(trial: Trial, knob: PdlKnob | None = None) -> dict[str, Any]:
             data = trial.to_json()
             if knob is not None:
-                data.update(site=knob.site, pdl=not knob.pdl, edge=knob.edge)
+                data.update(site=knob.site, pdl=not knob.pdl, edge=knob.edge, sites=knob.sites)
             if trial.usable and self.baseline.usable and trial is not self.baseline:
                 ratio = speedup(self.baseline.samples, trial.samples)
                 data["speedup"] = ratio.to_json()
@@ -82,7 +95,9 @@ class PdlResult:
         return {
             "strategy": "pdl",
             "reps": len(self.baseline.samples),
-            "knobs": [{"site": k.site, "kernel": k.kernel, "pdl": k.pdl, "edge": k.edge} for k in self.knobs],
+            "knobs": [
+                {"site": k.site, "kernel": k.kernel, "pdl": k.pdl, "edge": k.edge, "sites": k.sites} for k in self.knobs
+            ],
             "baseline": row(self.baseline),
             "trials": [row(t, k) for t, k in zip(self.trials, self.knobs)],
             "combined": row(self.combined) if self.combined is not None else None,
@@ -132,11 +147,12 @@ def tune_pdl(
         result.notes.append("no flip beat the baseline: the workload's PDL flags stay as they are")
         progress(1.0, "done")
         return result
-    config = start
-    for knob in winners:
-        config = config.with_pdl(knob.site, not knob.pdl)
-    best = trials[knobs.index(winners[0])]
-    if len(winners) > 1:
+    config, flipped_names = start, {k.site for k in winners if k.sites > 1}
+    for knob in winners:  # a site whose whole name won is flipped already
+        if knob.sites > 1 or knob.site.rpartition("#")[0] not in flipped_names:
+            config = config.with_pdl(knob.site, not knob.pdl)
+    best = min((trials[knobs.index(k)] for k in winners), key=lambda t: t.stats.median)
+    if len(winners) > 1 and config != best.config:
         combined = measured(config, f"{len(winners)} flips together")
         result.combined = combined
         if combined.beats(best):

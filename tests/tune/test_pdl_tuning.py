@@ -166,3 +166,38 @@ def test_dag_pdl_options_are_refused_in_one_line_before_any_gpu_work(tmp_path, c
         assert len(err) == 1 and said in err[0], err
     assert main(["dag", str(trace), "--pdl"]) == 2
     assert "give the workload .py" in capsys.readouterr().err
+
+
+def long_chain(pdl=False):
+    """link#0 -> link#1 -> ... -> link#5 -> loose#0 -> loose#1, every launch alike (PDL `pdl`)."""
+    sites = [site("link", i, pdl) for i in range(6)] + [site("loose", i, pdl) for i in range(2)]
+    nodes = [DagNode(i, "kernel", s.kernel, site=s.key) for i, s in enumerate(sites)]
+    kinds = EdgeKinds.of([PDL if pdl else PLAIN] * 7)
+    return sites, Dag(nodes, [(i, i + 1) for i in range(7)], "live", True, 1, [], kinds)
+
+
+def test_a_launch_names_sites_are_one_more_knob_flipped_together():
+    sites, dag = long_chain()
+    knobs = pdl_knobs(sites, dag)
+    assert [(k.site, k.sites) for k in knobs[:2]] == [("link", 5), ("loose", 2)]
+    assert [k.site for k in knobs[2:]] == ["link#1", "link#2", "link#3", "link#4", "link#5", "loose#0", "loose#1"]
+    assert [k.site for k in pdl_knobs(sites, dag, "loose")] == ["loose", "loose#0", "loose#1"]
+    assert [k.site for k in pdl_knobs(sites, dag, "link#2")] == ["link#2"]
+
+
+def test_a_gain_too_small_per_edge_is_found_for_the_whole_name_and_adopted():
+    sites, dag = long_chain()
+
+    def per_edge(config):  # each link edge with PDL saves 30 ns of 40 us: a single flip is lost in the noise
+        on = sum(config.pdl_for("link", i, False) for i in range(1, 6))
+        return 40_000.0 - 30 * on, True
+
+    noisy = RecordedMeasurer(per_edge, noise=0.004, seed=3)
+    result = tune_pdl(noisy, LaunchConfig(), pdl_knobs(sites, dag), reps=100)
+    link = result.trials[0]
+    assert link.knob == "link" and link.beats(result.baseline)
+    assert result.adopt and result.best.config.pdl.get("link") is True
+    from graphscope.pdl_command import render_pdl_tuning
+
+    text = render_pdl_tuning({**result.to_json(), "workload": "w.py"})
+    assert any(line.strip().startswith("link (5 sites) PDL on") for line in text.splitlines())
