@@ -28,19 +28,24 @@ from graphscope.core.edge_kinds import (
     GRIDDEP_WAIT_SASS,
 )
 
+_BYTES: dict[int, Any] = {}  # ctypes char-array types by size, made once (making one costs microseconds)
+_POINTERS: dict[int, Any] = {}  # ctypes void*-array types by argument count
+
 
 def _argument(value: Any) -> Any:
     """One kernel argument as a ctypes value, as CuPy passes it to a RawKernel: arrays (CuPy, or anything
     with the CUDA array interface) by their device pointer, NumPy scalars by their bytes, Python ints as
     64-bit, floats as double, bools as bool."""
-    if hasattr(value, "data") and hasattr(value.data, "ptr"):  # a CuPy array
-        return ctypes.c_void_p(int(value.data.ptr))
+    if isinstance(value, np.generic):
+        raw = value.tobytes()
+        kind = _BYTES.get(len(raw)) or _BYTES.setdefault(len(raw), ctypes.c_char * len(raw))
+        return kind.from_buffer_copy(raw)
+    pointer = getattr(getattr(value, "data", None), "ptr", None)
+    if pointer is not None:  # a CuPy array
+        return ctypes.c_void_p(int(pointer))
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is not None:
         return ctypes.c_void_p(int(interface["data"][0]))
-    if isinstance(value, np.generic):
-        raw = value.tobytes()
-        return (ctypes.c_char * len(raw)).from_buffer_copy(raw)
     if isinstance(value, bool):
         return ctypes.c_bool(value)
     if isinstance(value, int):
@@ -48,6 +53,13 @@ def _argument(value: Any) -> Any:
     if isinstance(value, float):
         return ctypes.c_double(value)
     raise TypeError(f"a PDL launch cannot pass a {type(value).__name__} to a kernel (use CuPy arrays, NumPy scalars)")
+
+
+def _pointers(values: list[Any]) -> Any:
+    """A void* array of the values' addresses: the kernelParams cuLaunchKernelEx reads."""
+    count = len(values)
+    kind = _POINTERS.get(count) or _POINTERS.setdefault(count, ctypes.c_void_p * count)
+    return kind(*[ctypes.addressof(v) for v in values])
 
 
 class PdlLaunch:
@@ -63,22 +75,28 @@ class PdlLaunch:
         attribute.value.programmaticStreamSerializationAllowed = 1
         self.attributes = [attribute]
         self.default_stream = default_stream
+        self._configs: dict[tuple[Any, ...], Any] = {}
 
     def __call__(
         self, grid: tuple[int, ...], block: tuple[int, ...], args: Any, shared_mem: int = 0, stream: Any = None
     ) -> None:
         driver = self.driver
-        config = driver.CUlaunchConfig()
-        gx, gy, gz = (*grid, 1, 1)[:3]
-        bx, by, bz = (*block, 1, 1)[:3]
-        config.gridDimX, config.gridDimY, config.gridDimZ = gx, gy, gz
-        config.blockDimX, config.blockDimY, config.blockDimZ = bx, by, bz
-        config.sharedMemBytes = int(shared_mem)
-        config.hStream = driver.CUstream(init_value=int((stream or self.default_stream).ptr))
-        config.attrs, config.numAttrs = self.attributes, 1
+        handle = int((stream or self.default_stream).ptr)
+        key = (grid, block, int(shared_mem), handle)
+        config = self._configs.get(key)
+        if config is None:  # one per launch shape and stream: building it costs ~0.8 us a launch
+            config = driver.CUlaunchConfig()
+            gx, gy, gz = (*grid, 1, 1)[:3]
+            bx, by, bz = (*block, 1, 1)[:3]
+            config.gridDimX, config.gridDimY, config.gridDimZ = gx, gy, gz
+            config.blockDimX, config.blockDimY, config.blockDimZ = bx, by, bz
+            config.sharedMemBytes = int(shared_mem)
+            config.hStream = driver.CUstream(init_value=handle)
+            config.attrs, config.numAttrs = self.attributes, 1
+            self._configs[key] = config
         values = [_argument(a) for a in args]
-        addresses = np.array([ctypes.addressof(v) for v in values], dtype=np.uint64)
-        error = driver.cuLaunchKernelEx(config, self.function, int(addresses.ctypes.data) if values else 0, 0)[0]
+        pointers = _pointers(values) if values else None  # kept alive until the driver has copied them
+        error = driver.cuLaunchKernelEx(config, self.function, ctypes.addressof(pointers) if values else 0, 0)[0]
         if int(error) != 0:
             raise RuntimeError(f"cuLaunchKernelEx (programmatic dependent launch) failed: {error.name}")
 

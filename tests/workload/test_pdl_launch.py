@@ -217,3 +217,56 @@ def test_each_programmatic_edge_is_made_plain_alone_in_a_copy_and_timed_against_
     assert timed["edges"]["1"]["saving_ns"] == 400 and timed["edges"]["3"]["saving_ns"] == 0
     assert timed["all_plain"]["saving_ns"] == 800 and timed["captured"]["median_ns"] == 10_000
     assert len(driver.launched) == 5 * (2 + 10) and sorted(driver.destroyed) == sorted(driver.clones)
+
+
+def test_a_pdl_launch_hands_the_driver_each_arguments_bytes_and_one_config_per_shape(monkeypatch):
+    """What cuLaunchKernelEx reads at kernelParams (a void* per argument) is read back during the call."""
+    from graphscope.workload.pdl import PdlLaunch
+
+    seen = []
+
+    class Config:
+        pass
+
+    class Attribute:
+        def __init__(self):
+            self.value = types.SimpleNamespace()
+
+    def launch(config, function, params, extra):
+        pointers = (ctypes.c_void_p * 4).from_address(params)
+        seen.append(
+            (
+                config,
+                ctypes.c_uint64.from_address(pointers[0]).value,
+                ctypes.c_int32.from_address(pointers[1]).value,
+                ctypes.c_int64.from_address(pointers[2]).value,
+                ctypes.c_double.from_address(pointers[3]).value,
+            )
+        )
+        return (0,)
+
+    driver = types.SimpleNamespace(
+        CUfunction=lambda init_value: ("function", init_value),
+        CUstream=lambda init_value: ("stream", init_value),
+        CUlaunchConfig=Config,
+        CUlaunchAttribute=Attribute,
+        CUlaunchAttributeID=types.SimpleNamespace(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION=6),
+        cuLaunchKernelEx=launch,
+    )
+    bindings = types.ModuleType("cuda.bindings")
+    bindings.driver = driver
+    monkeypatch.setitem(sys.modules, "cuda", types.ModuleType("cuda"))
+    monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
+    raw = types.SimpleNamespace(kernel=types.SimpleNamespace(ptr=77))
+    stream = types.SimpleNamespace(ptr=5)
+    pdl = PdlLaunch(raw, stream)
+    array = types.SimpleNamespace(data=types.SimpleNamespace(ptr=0xDEAD000))
+    pdl((16,), (256,), (array, np.int32(-7), 2**40, 0.25))
+    pdl((16,), (256,), (array, np.int32(9), 1, 1.5))
+    pdl((8, 2), (32, 8), (array, np.int32(0), 0, 0.0), shared_mem=1024)
+    assert [s[1:] for s in seen] == [(0xDEAD000, -7, 2**40, 0.25), (0xDEAD000, 9, 1, 1.5), (0xDEAD000, 0, 0, 0.0)]
+    first, _, third = (s[0] for s in seen)
+    assert seen[1][0] is first and third is not first  # one config per launch shape, reused
+    assert (first.gridDimX, first.blockDimX, first.numAttrs, first.hStream) == (16, 256, 1, ("stream", 5))
+    assert (third.gridDimX, third.gridDimY, third.blockDimY, third.sharedMemBytes) == (8, 2, 8, 1024)
+    assert first.attrs[0].value.programmaticStreamSerializationAllowed == 1
