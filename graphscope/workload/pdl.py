@@ -95,7 +95,7 @@ class PdlLaunch:
             config.attrs, config.numAttrs = self.attributes, 1
             self._configs[key] = config
         values = [_argument(a) for a in args]
-        pointers = _pointers(values) if values else None  # kept alive until the driver has copied them
+        pointers = _pointers(values)  # kept alive until the driver has copied the arguments
         error = driver.cuLaunchKernelEx(config, self.function, ctypes.addressof(pointers) if values else 0, 0)[0]
         if int(error) != 0:
             raise RuntimeError(f"cuLaunchKernelEx (programmatic dependent launch) failed: {error.name}")
