@@ -15,9 +15,11 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF, QWheelEvent
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView
 
-from graphscope.core.colours import NO_MODULE_RGB, RGB, kind_rgb
+from graphscope.core.colours import NO_MODULE_RGB, PDL_EDGE_RGB, PLAIN_EDGE_RGB, RGB, kind_rgb
+from graphscope.core.edge_kinds import PDL_UNMEASURED, VERDICT_TEXT, EdgeKind
 from graphscope.core.launch_config import format_dim
 from graphscope.core.units import format_bytes, format_ns
+from graphscope.graph.edges import inner_programmatic, kinds_of
 from graphscope.graph.layout import banded, layered
 from graphscope.graph.model import Dag, DagNode, Fold
 
@@ -65,7 +67,11 @@ class NodeItem(QGraphicsRectItem):
         pen = QPen(QColor(*kind_rgb(node.type)), 2.0)  # the lanes' colour of its kind
         self.setPen(pen)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-        self.setToolTip(tooltip(node, len(fold), fold.median_ns, fold.module or module))
+        hidden = inner_programmatic(fold.dag, fold.members)  # PDL edges inside a fold: said, as they are not drawn
+        self.setToolTip(
+            tooltip(node, len(fold), fold.median_ns, fold.module or module)
+            + (f"\n{hidden} programmatic (PDL) edges between these nodes" if hidden else "")
+        )
         self.title = fold.module if fold.module is not None else fold.label  # the module first, where it folds
         self.duration = f"{fold.median_ns / 1e3:.1f} us" if fold.median_ns is not None else ""
         if node.detail.get("launched_by"):  # a library kernel: who launched it says more than its block
@@ -98,6 +104,24 @@ class NodeItem(QGraphicsRectItem):
         bottom = self.rect().adjusted(6, BOX_H / 2 - 2, -6, -4)
         subtitle = metrics.elidedText(self.subtitle, Qt.TextElideMode.ElideRight, bottom.width())
         painter.drawText(bottom, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), subtitle)
+
+
+def edge_tooltip(dag: Dag, position: int) -> str:
+    """An edge's kind and ports, and for a programmatic one its gap, replay saving and verdict."""
+    kinds = kinds_of(dag)
+    a, b = dag.edges[position]
+    lines = [f"{kinds.describe(position)}: node {dag.nodes[a].index} -> node {dag.nodes[b].index}"]
+    if kinds.kind[position] == EdgeKind.PROGRAMMATIC:
+        lines[0] = f"programmatic edge (PDL): node {dag.nodes[a].index} -> node {dag.nodes[b].index}"
+        lines.append(f"ports {kinds.ports(position)} (from port -> to port)")
+        row = kinds.measured.get(position, {})
+        if "gap_ns" in row:
+            low, high = row["gap_ci_ns"]
+            lines.append(f"gap {row['gap_ns']:.0f} ns, 95% interval [{low:.0f}, {high:.0f}]")
+        if "replay" in row:
+            lines.append(f"made plain the replay costs {row['replay']['saving_ns']:+.0f} ns")
+        lines += [f"{v}: {VERDICT_TEXT.get(v, '')}" for v in row.get("verdicts", [PDL_UNMEASURED])]
+    return "\n".join(lines)
 
 
 def tooltip(node: DagNode, folded: int, median_ns: float | None = None, module: str | None = None) -> str:
@@ -143,6 +167,7 @@ class DagView(QGraphicsView):
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.dag: Dag | None = None
         self.items_by_group: list[NodeItem] = []
+        self.edge_items: list[QGraphicsPathItem] = []  # one per drawn edge (a pair of boxes)
         self.group_of: dict[int, int] = {}
         self._fitted = False
         self.scene().selectionChanged.connect(self._on_selection)
@@ -187,6 +212,7 @@ class DagView(QGraphicsView):
             self.scene().addItem(item)
             self.items_by_group.append(item)
         self._edges(dag)
+        self._edge_legend(dag)
         if not dag.edges_known:
             note = self.scene().addText("edges unknown: a trace does not record dependencies (capture live for them)")
             note.setPos(0, -40)
@@ -205,13 +231,20 @@ class DagView(QGraphicsView):
         return {g: (column * (BOX_W + GAP_X), row * (BOX_H + GAP_Y)) for g, (column, row) in enumerate(cells)}
 
     def _edges(self, dag: Dag) -> None:
-        pen = QPen(QColor(120, 120, 130), 1.4)
+        """One curve per pair of boxes: grey and solid for plain edges, dashed in PDL_EDGE_RGB where the edge is
+        programmatic (its tooltip names the ports, the gap and the verdict where measured)."""
+        kinds = kinds_of(dag)
+        plain, programmatic = QPen(QColor(*PLAIN_EDGE_RGB), 1.4), QPen(QColor(*PDL_EDGE_RGB), 1.8)
+        programmatic.setStyle(Qt.PenStyle.DashLine)
         seen = set()
-        for a, b in dag.edges:
+        self.edge_items = []
+        for position, (a, b) in enumerate(dag.edges):
             ga, gb = self.group_of[a], self.group_of[b]
             if ga == gb or (ga, gb) in seen:
                 continue
             seen.add((ga, gb))
+            pdl = bool(kinds.kind[position] == EdgeKind.PROGRAMMATIC)
+            pen = programmatic if pdl else plain
             start = self.items_by_group[ga].rect()
             end = self.items_by_group[gb].rect()
             p0 = QPointF(start.right(), start.center().y())
@@ -221,9 +254,30 @@ class DagView(QGraphicsView):
             item = QGraphicsPathItem(path)
             item.setPen(pen)
             item.setZValue(-1)
+            item.setToolTip(edge_tooltip(dag, position))
             self.scene().addItem(item)
+            self.edge_items.append(item)
             head = QPolygonF([p1, QPointF(p1.x() - 9, p1.y() - 4.5), QPointF(p1.x() - 9, p1.y() + 4.5)])
-            self.scene().addPolygon(head, pen, QBrush(QColor(120, 120, 130))).setZValue(-1)
+            solid = QPen(pen.color(), pen.widthF())
+            self.scene().addPolygon(head, solid, QBrush(pen.color())).setZValue(-1)
+
+    def _edge_legend(self, dag: Dag) -> None:
+        """Above the drawing, where the DAG has programmatic edges: what the two kinds of line mean."""
+        if not len(kinds_of(dag).programmatic()):
+            return
+        x, y = 0.0, -70.0
+        for label, rgb, dashed in (
+            ("plain edge: starts after its parent ends", PLAIN_EDGE_RGB, False),
+            ("programmatic edge (PDL): may start before its parent ends", PDL_EDGE_RGB, True),
+        ):
+            pen = QPen(QColor(*rgb), 1.8)
+            if dashed:
+                pen.setStyle(Qt.PenStyle.DashLine)
+            line = self.scene().addLine(x, y + 9, x + 36, y + 9, pen)
+            line.setData(0, "legend")
+            text = self.scene().addText(label)
+            text.setPos(x + 42, y - 3)
+            x += 60 + text.boundingRect().width()
 
     def fit(self) -> None:
         """The whole drawing in view, at most life size (a 3-box graph is not blown up) and never below

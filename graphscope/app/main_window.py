@@ -47,6 +47,7 @@ from graphscope.app.timeline import TimelineView
 from graphscope.app.tune_panel import TunePanel
 from graphscope.app.workers import Task, start_behind
 from graphscope.core.progress import CancelToken, ProgressCallback
+from graphscope.graph.edges import edge_fields
 from graphscope.graph.model import Dag
 from graphscope.trace.cuda_events import event_records
 from graphscope.trace.model import Trace
@@ -534,7 +535,8 @@ class MainWindow(QMainWindow, OtherWindows, AttachCapture):
         if dag is not None and indices:
             by_index = {node.index: node for node in dag.nodes}
             self.details_idle, self.details_event = False, None
-            self.details.show_fields(*describe_nodes([by_index[i] for i in indices if i in by_index]))
+            title, fields = describe_nodes([by_index[i] for i in indices if i in by_index])
+            self.details.show_fields(title, fields + edge_fields(dag, indices))  # PDL edges, griddepcontrol
             self.side_tabs.setCurrentWidget(self.details)
         if self.document is None or not indices:
             return

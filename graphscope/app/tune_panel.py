@@ -38,7 +38,7 @@ from graphscope.core.units import format_ns
 from graphscope.graph.model import Dag, DagNode
 from graphscope.tune.controller import TuningController
 from graphscope.tune.measure import Trial
-from graphscope.tune.wording import against_baseline, fresh_confirmation, versus_baseline
+from graphscope.tune.wording import against_baseline, fresh_confirmation, pdl_confirmation, versus_baseline
 from graphscope.workload.session import WorkloadSession
 
 HISTORY = ("change", "how", "median", "95% interval", "vs baseline", "outputs", "status")
@@ -84,6 +84,12 @@ class TunePanel(QWidget):
         self.sweep_button.clicked.connect(self.sweep)
         self.confirm_button = QPushButton("Confirm best (fresh capture)")
         self.confirm_button.clicked.connect(self.confirm)
+        self.pdl_button = QPushButton("Tune PDL")
+        self.pdl_button.setToolTip(
+            "programmatic dependent launch: each launch's pdl flag flipped, re-captured and re-measured; the "
+            "flips that win measured together, then baseline and best captured afresh (tune/pdl.py)"
+        )
+        self.pdl_button.clicked.connect(self.tune_pdl)
         self.apply_best_button = QPushButton("Apply best")
         self.apply_best_button.clicked.connect(self.apply_best)
         self.export_button, self.import_button = QPushButton("Export config…"), QPushButton("Import config…")
@@ -106,6 +112,7 @@ class TunePanel(QWidget):
             (self.path, self.browse_button, self.load_button),
             (self.node_label, self.block, self.apply_button),
             (self.strategy_label, self.strategy, self.sanitizer, self.sweep_button, self.confirm_button),
+            (self.pdl_button,),
             (self.apply_best_button, self.export_button, self.import_button, self.report_button),
             (self.progress, self.cancel_button),
         ):
@@ -126,6 +133,7 @@ class TunePanel(QWidget):
             widget.setEnabled(idle)
         for widget in (self.sweep_button, self.confirm_button, self.apply_best_button, self.import_button):
             widget.setEnabled(idle and loaded)
+        self.pdl_button.setEnabled(idle and loaded)
         self.export_button.setEnabled(loaded)
         self.apply_button.setEnabled(idle and loaded and self.selected is not None)
         self.block.setEnabled(idle and loaded and self.selected is not None)
@@ -294,6 +302,37 @@ class TunePanel(QWidget):
         self._add_row("best, fresh capture", fresh_best)
         self.status.setText(fresh_confirmation(fresh_baseline, fresh_best, self.controller.baseline))
 
+    def tune_pdl(self) -> None:
+        """Each launch's PDL flag flipped and re-measured (fresh captures); the graph redrawn afterwards."""
+        controller = self.controller
+        if controller is None:
+            return
+
+        def work(progress, cancel) -> tuple[Any, Dag]:
+            result = controller.sweep_pdl(None, None, progress, cancel)
+            return result, controller.current_dag()
+
+        self._run(work, self._pdl_swept, "flipping each launch's PDL flag, re-capturing and re-measuring…")
+
+    def _pdl_swept(self, found: tuple[Any, Dag]) -> None:
+        result, dag = found
+        self._add_row("PDL baseline", result.baseline, result.baseline)
+        for knob, trial in zip(result.knobs, result.trials):
+            sites = f" ({knob.sites} sites)" if knob.sites > 1 else ""
+            self._add_row(f"{knob.site}{sites} PDL {'off' if knob.pdl else 'on'}", trial, result.baseline)
+        if result.combined is not None:
+            self._add_row("PDL flips together", result.combined, result.baseline)
+        if result.confirmed is not None:
+            self._add_row("PDL baseline, fresh capture", result.confirmed[0], result.confirmed[0])
+            self._add_row("PDL best, fresh capture", result.confirmed[1], result.confirmed[0])
+        if result.adopt:
+            flips = ", ".join(f"{k} {'on' if v else 'off'}" for k, v in result.best.config.pdl.items())
+            text = f"PDL adopted: {flips} ({pdl_confirmation(*result.confirmed)})"
+        else:
+            text = "PDL: " + ("; ".join(result.notes) or "no launch to flip (no kernel follows another)")
+        self.status.setText(text)
+        self.dag_ready.emit(dag)
+
     def apply_best(self) -> None:
         self._apply_config(self.controller.best.config, "best")
 
@@ -332,11 +371,13 @@ class TunePanel(QWidget):
         tuning, store_path = self.last_tuning, self.store_path
         self.report_task = export_report(self, lambda: tuning_report_of(tuning, store_path), f"tuning-{tuning}.html")
 
-    def _add_row(self, label: str, trial: Trial) -> None:
+    def _add_row(self, label: str, trial: Trial, baseline: Trial | None = None) -> None:
+        """One trial; `baseline`: what its speed-up is against (default: the in-place baseline)."""
         row = self.history.rowCount()
         self.history.insertRow(row)
         stats = trial.stats if trial.samples else None
-        versus = versus_baseline(trial, self.controller.baseline if self.controller is not None else None)
+        against = baseline or (self.controller.baseline if self.controller is not None else None)
+        versus = versus_baseline(trial, against)
         cells = (
             label,
             trial.how,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from graphscope.cli.common import add_json, add_timeout
+from graphscope.cli.pdl import add_dag_options, check_dag_options, measure_dag
 
 
 def add(sub: Any) -> None:
@@ -24,6 +25,7 @@ def add(sub: Any) -> None:
     p.add_argument("--no-fold", action="store_true", help="with --dot: draw every node of long chains")
     p.add_argument("--config", type=Path, metavar="JSON", help="capture with a tuned launch config")
     add_timeout(p, 300.0)
+    add_dag_options(p)  # --pdl, --trace, --reps: programmatic edges timed (cli/pdl.py)
     p.set_defaults(handler=run)
 
 
@@ -35,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.target.exists():
         raise BadInputError(f"{args.target}: no such file")
+    check_dag_options(args)  # --pdl, --trace, --plain-trace, --reps
     if args.target.suffix == ".py":
         from graphscope.core.launch_config import LaunchConfig
         from graphscope.workload.session import WorkloadSession
@@ -42,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
         config = LaunchConfig.load(args.config) if args.config else None
         with WorkloadSession(args.target, config, args.timeout) as session:
             dags = [(Dag.from_json(session.request("dag")), f"live capture of {args.target.name}")]
+            measure_dag(dags[0][0], session, args)
     else:
         from graphscope.export.dags import dags_of_file
 

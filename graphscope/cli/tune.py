@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from graphscope.cli.common import add_json, add_workload_options, progress_for
+from graphscope.cli.pdl import add_tune_options, run_tune_pdl
 from graphscope.core.paths import refuse_inputs
 from graphscope.core.text import shown_path
 
@@ -47,6 +48,7 @@ def add(sub: Any) -> None:
     p.add_argument("--config", type=Path, metavar="JSON", help="start from this launch config")
     p.add_argument("--save", type=Path, metavar="JSON", help="write the best config here (if it is adopted)")
     add_json(p)
+    add_tune_options(p)  # --pdl (cli/pdl.py)
     p.set_defaults(handler=run)
 
 
@@ -74,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     if strategy == "model" and importlib.util.find_spec("optuna") is None:  # before any GPU work
         raise ToolMissingError("--strategy model samples with Optuna, which is not installed: pip install -e '.[tune]'")
     start = LaunchConfig.load(args.config) if args.config else LaunchConfig(workload=args.workload.name)
+    if args.pdl:  # PDL flags instead of blocks (cli/pdl.py)
+        return run_tune_pdl(args, start, Recorder(args.session), progress_for(args))
     data = tune_workload(
         args.workload,
         start,

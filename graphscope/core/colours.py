@@ -127,3 +127,8 @@ MODE_COLOURS: dict[str, tuple[int, int, int]] = {  # a step's graph mode (core.r
     MODE_IDLE: (189, 189, 189),  # grey: no GPU work
 }
 SEAM_COLOUR = (0, 0, 0, 90)  # dark, translucent: a seam shaded over its step's colour
+
+# the DAG's edges by kind (core.edge_kinds): plain in grey, programmatic (PDL) in magenta and dashed, apart from
+# every kind's outline colour above, so an edge never reads as a node
+PLAIN_EDGE_RGB: RGB = (120, 120, 130)
+PDL_EDGE_RGB: RGB = (200, 30, 140)

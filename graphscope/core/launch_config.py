@@ -126,19 +126,31 @@ class LaunchConfig:
 
     blocks: dict[str, Dim] = field(default_factory=dict)
     workload: str | None = None
+    pdl: dict[str, bool] = field(default_factory=dict)  # site or name -> launch with PDL or not (tune --pdl)
 
     def block_for(self, name: str, ordinal: int, default: Dim) -> Dim:
         return self.blocks.get(site_key(name, ordinal)) or self.blocks.get(name) or default
 
+    def pdl_for(self, name: str, ordinal: int, default: bool) -> bool:
+        """Whether a launch site launches with programmatic dependent launch (its own override, its name's, or
+        what the workload asked)."""
+        return self.pdl.get(site_key(name, ordinal), self.pdl.get(name, default))
+
     def with_block(self, key: str, block: Dim) -> LaunchConfig:
-        return LaunchConfig({**self.blocks, key: block}, self.workload)
+        return LaunchConfig({**self.blocks, key: block}, self.workload, dict(self.pdl))
+
+    def with_pdl(self, key: str, on: bool) -> LaunchConfig:
+        return LaunchConfig(dict(self.blocks), self.workload, {**self.pdl, key: on})
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "format": CONFIG_FORMAT,
             "workload": self.workload,
             "blocks": {k: list(v) for k, v in sorted(self.blocks.items())},
         }
+        if self.pdl:  # only where PDL was tuned: configs without it read as before
+            data["pdl"] = dict(sorted(self.pdl.items()))
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LaunchConfig:
@@ -150,7 +162,10 @@ class LaunchConfig:
             blocks = {str(k): as_dim(v) for k, v in data.get("blocks", {}).items()}
         except (TypeError, ValueError, AttributeError) as exc:
             raise BadInputError(f"launch config has a bad block size: {exc}") from None
-        return cls(blocks, data.get("workload"))
+        pdl = data.get("pdl", {})
+        if not isinstance(pdl, dict) or not all(isinstance(v, bool) for v in pdl.values()):
+            raise BadInputError('launch config has a bad "pdl": an object of site -> true/false')
+        return cls(blocks, data.get("workload"), {str(k): v for k, v in pdl.items()})
 
     def save(self, path: Path) -> None:
         from graphscope.core.paths import write_replacing  # beside and renamed: a full disk keeps the old one
@@ -188,6 +203,7 @@ class Site:
     registers: int = 0
     shared_rule: bool = False  # shared memory follows the block (the workload gave a function)
     max_shared: int | None = None  # the most dynamic shared memory the kernel may opt into
+    pdl: bool = False  # launched with programmatic dependent launch (ctx.launch(..., pdl=True))
 
     @property
     def key(self) -> str:
@@ -207,6 +223,7 @@ class Site:
             "registers": self.registers,
             "shared_rule": self.shared_rule,
             "max_shared": self.max_shared,
+            "pdl": self.pdl,
         }
 
     @classmethod
@@ -223,4 +240,5 @@ class Site:
             data.get("registers", 0),
             data.get("shared_rule", False),
             data.get("max_shared"),
+            bool(data.get("pdl", False)),
         )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from graphscope.core.colours import PDL_EDGE_RGB, hex_of
 from graphscope.core.launch_config import format_dim
+from graphscope.graph.edges import dot_attributes, inner_programmatic
 from graphscope.graph.model import Dag, Fold
 
 SHAPES = {
@@ -28,6 +30,8 @@ def _label(fold: Fold) -> str:
         lines.append(f"{fold.median_ns / 1e3:.2f} us" + (" median" if len(fold) > 1 else ""))
     if len(fold) > 1:
         lines.append(f"x{len(fold)} " + ("in a chain" if fold.dag.edges_known else "in capture order"))
+        if inner_programmatic(fold.dag, fold.members):  # PDL edges folded out of sight: said in the box
+            lines.append(f"{inner_programmatic(fold.dag, fold.members)} programmatic edges inside")
     return "\\n".join(lines)
 
 
@@ -45,10 +49,10 @@ def to_dot(dag: Dag, fold: bool = True) -> str:
         node = group.first
         lines.append(f'  n{node.index} [shape={SHAPES.get(node.type, "box")}, label="{_label(group)}"];')
     seen = set()
-    for a, b in dag.edges:
+    for position, (a, b) in enumerate(dag.edges):
         edge = (representative[a], representative[b])
         if edge[0] != edge[1] and edge not in seen:
             seen.add(edge)
-            lines.append(f"  n{edge[0]} -> n{edge[1]};")
+            lines.append(f"  n{edge[0]} -> n{edge[1]}{dot_attributes(dag, position, hex_of(PDL_EDGE_RGB))};")
     lines.append("}")
     return "\n".join(lines) + "\n"

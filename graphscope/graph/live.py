@@ -15,6 +15,7 @@ from typing import Any
 
 from graphscope.core.events import node_id
 from graphscope.core.launch_config import Dim, Site, block_problem
+from graphscope.graph.edge_table import read_edges
 from graphscope.graph.model import Dag, DagNode
 from graphscope.graph.names import readable
 
@@ -73,9 +74,7 @@ class LiveGraph:
         (nodes, count) = _check(driver.cuGraphGetNodes(graph, count), "cuGraphGetNodes")
         self.handles = list(nodes)[:count]
         position = {int(h): i for i, h in enumerate(self.handles)}
-        (_, _, _, edge_count) = _check(driver.cuGraphGetEdges(graph, 0), "cuGraphGetEdges (count)")
-        sources, targets, _data, edge_count = _check(driver.cuGraphGetEdges(graph, edge_count), "cuGraphGetEdges")
-        self.edges = [(position[int(a)], position[int(b)]) for a, b in zip(sources[:edge_count], targets[:edge_count])]
+        self.edges, self.edge_kinds = read_edges(driver, graph, position)  # with each edge's kind and ports
         self.graph_id = self._exec_id()
         self.params: dict[int, Any] = {}  # node index -> its kernel params (from the source graph)
         self.nodes = [self._describe(i, h) for i, h in enumerate(self.handles)]
@@ -147,7 +146,7 @@ class LiveGraph:
         for index, (block, grid, shared) in self.effective.items():
             self.nodes[index].block, self.nodes[index].grid = block, grid
             self.nodes[index].shared_mem = shared
-        return Dag(self.nodes, self.edges, "live", True, self.graph_id, notes)
+        return Dag(self.nodes, self.edges, "live", True, self.graph_id, notes, self.edge_kinds)
 
     def apply(self, changes: dict[int, tuple[Dim, Dim, int]]) -> dict[str, Any]:
         """Set (block, grid, dynamic shared memory) of kernel nodes on the instantiated graph; returns

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
+from graphscope.graph.edge_table import EdgeKinds
+
 FOLD_AT = 4
 """A run of this many identical nodes or more, one after another, is shown as one ("vec_add x1000")."""
 
@@ -84,6 +86,7 @@ class Dag:
     edges_known: bool = True
     graph_id: int | None = None  # the id profilers record for the executed graph (core.events.graph_of)
     notes: list[str] = field(default_factory=list)
+    edge_kinds: EdgeKinds | None = None  # per edge: default or programmatic, its ports (graph/edges.py)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -93,6 +96,7 @@ class Dag:
             "notes": self.notes,
             "nodes": [n.to_json() for n in self.nodes],
             "edges": [list(e) for e in self.edges],
+            "edge_kinds": self.edge_kinds.to_json() if self.edge_kinds is not None else None,
         }
 
     @classmethod
@@ -104,6 +108,7 @@ class Dag:
             data.get("edges_known", True),
             data.get("graph_id"),
             data.get("notes", []),
+            EdgeKinds.from_json(data["edge_kinds"], len(data["edges"])) if data.get("edge_kinds") else None,
         )
 
     def kernel_nodes(self) -> list[DagNode]:

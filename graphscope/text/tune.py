@@ -7,6 +7,7 @@ from typing import Any
 from graphscope.core.launch_config import format_dim
 from graphscope.core.text import printable, printable_tree
 from graphscope.core.units import format_ns
+from graphscope.graph.edges import edge_summary, pdl_lines
 from graphscope.graph.model import Dag
 
 
@@ -24,7 +25,7 @@ def render_dag(dag: Dag, title: str) -> str:
     lines = [
         f"{title}: " + (f"graph {dag.graph_id}, " if dag.graph_id is not None else "") + f"{len(dag.nodes)} nodes "
         f"({', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))}), "
-        + (f"{len(dag.edges)} edges" if dag.edges_known else "edges unknown")
+        + (edge_summary(dag) if dag.edges_known else "edges unknown")
         + f", {tunable} tunable launch sites"
     ]
     lines += [f"  note: {printable(note)}" for note in dag.notes]
@@ -44,6 +45,7 @@ def render_dag(dag: Dag, title: str) -> str:
             f"{_dim(first.block):<10} {site:<14} {duration:<15}"
             + (f" {printable(str(first.detail.get('launched_by', '-')))}" if attributed else "")
         )
+    lines += pdl_lines(dag)  # programmatic edges (PDL), with their gaps and verdicts where measured
     return "\n".join(line.rstrip() for line in lines)
 
 

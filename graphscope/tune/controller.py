@@ -150,6 +150,7 @@ class TuningController:
         self.config = self.start
         self.history: list[Trial] = []
         self.restarts: list[str] = []
+        self.pdl_result: Any = None  # the last PDL sweep (tune/pdl.py), for the panel
         self.detour: LaunchConfig | None = None
         self._lock = threading.Lock()
         self._cancel: CancelToken | None = None
@@ -322,6 +323,40 @@ class TuningController:
             if result.adopt:
                 self.best = result.best
             result.tuning_id = tuning
+            return result
+
+    def sweep_pdl(
+        self,
+        only: str | None = None,
+        reps: int | None = None,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ) -> Any:
+        """Each launch site's PDL flag flipped, freshly captured and measured, the winners confirmed afresh
+        (tune/pdl.py); an adopted best becomes the current config, and the graph is captured again with the
+        current config so in-place trials go on from it."""
+        from graphscope.tune.pdl import pdl_knobs, tune_pdl
+
+        with self._operation(cancel):
+            dag = self.dag if self.dag is not None else Dag.from_json(self.session.request("dag"))
+            knobs = pdl_knobs(self.sites, dag, only)
+            recorder = self.recorder
+            tuning = (
+                recorder.tuning_started(self.workload, "pdl", time.time(), self.config.to_json()) if recorder else None
+            )
+
+            def record(seq: int, trial: Trial) -> None:
+                if recorder is not None and tuning is not None:
+                    recorder.trial(tuning, seq, trial.to_json())
+
+            result = tune_pdl(IsolatingMeasurer(self), self.config, knobs, reps, progress, cancel, record)
+            if recorder is not None and tuning is not None:
+                recorder.tuning_finished(tuning, result.to_json())
+            self.history += [result.baseline, *result.trials]
+            if result.adopt and result.best is not None:
+                self.config = result.best.config
+            self.session.request("capture", config=self.config.to_json())
+            self.pdl_result = result
             return result
 
     def current_dag(self) -> Dag:

@@ -41,3 +41,10 @@ def versus_baseline(trial: Trial, baseline: Trial | None) -> str:
     if not trial.samples or baseline is None or trial is baseline or trial.how == "alone":
         return ""
     return f"{speedup(baseline.samples, trial.samples).value:.3f}x"
+
+
+def pdl_confirmation(fresh_baseline: Trial, fresh_best: Trial) -> str:
+    """PDL tuning's fresh captures of baseline and best: the best's speed-up and whether it is significant."""
+    ratio = speedup(fresh_baseline.samples, fresh_best.samples)
+    verdict = "significant" if ratio.significant else "not significant"
+    return f"captured afresh, the best is {ratio.value:.3f}x the baseline ({verdict})"

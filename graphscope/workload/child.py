@@ -142,6 +142,12 @@ class Child:
         self.capturing = self.live.graph is None
         return self.live.dag()
 
+    def do_pdl_edges(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The graph replayed with its programmatic edges made plain, each alone and all (workload/pdl.py)."""
+        from graphscope.workload.pdl import edge_replays
+
+        return edge_replays(self.live, int(request["reps"]), int(request.get("warmup", 3)), request.get("edges"))
+
     def do_apply(self, request: dict[str, Any]) -> dict[str, Any]:
         return self.live.apply(LaunchConfig.from_json(request["config"]), bool(request.get("force", False)))
 

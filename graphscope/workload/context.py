@@ -41,9 +41,11 @@ def _compact(dim: Dim) -> tuple[int, ...]:
 class Kernel:
     """A CuPy RawKernel plus the limits that bound its block size and shared memory."""
 
-    def __init__(self, raw: Any, name: str, max_shared_optin: int) -> None:
+    def __init__(self, raw: Any, name: str, max_shared_optin: int, source: str = "", options: tuple = ()) -> None:
         self.raw = raw
         self.name = name
+        self.source, self.options = source, tuple(options)  # to read its code back (griddepcontrol, PDL)
+        self.pdl_launch: Any = None  # the same kernel through cuLaunchKernelEx with PDL (made on first use)
         attributes = raw.attributes
         self.max_threads = int(attributes.get("max_threads_per_block", 1024))
         self.registers = int(attributes.get("num_regs", 0))
@@ -111,7 +113,7 @@ class WorkloadContext:
         module = self._modules.get(key)
         if module is None:
             module = self._modules[key] = self.cupy.RawModule(code=source, options=tuple(options))
-        return Kernel(module.get_function(name), name, self.max_shared_optin)
+        return Kernel(module.get_function(name), name, self.max_shared_optin, source, tuple(options))
 
     def _launcher(self) -> Callable[..., Dim]:
         """Build `ctx.launch` as a closure over its state: no attribute lookups on the hot path.
@@ -136,12 +138,15 @@ class WorkloadContext:
             shared_mem: SharedRule = 0,
             grid: Callable[[Dim, Dim], Sequence[int]] | None = None,
             stream: Any = None,
+            pdl: bool = False,
         ) -> Dim:
             """Launch `kernel` over `problem` threads; returns the block size actually used.
 
             `name` identifies the launch site (default: the kernel's name); `grid`, if given, maps
             (problem, block) to the grid instead of ceil(problem / block); `shared_mem` is the dynamic
-            shared memory in bytes, or a function of the block (a tile that grows with the block).
+            shared memory in bytes, or a function of the block (a tile that grows with the block);
+            `pdl`: programmatic dependent launch (workload/pdl.py), the kernel may start before the one
+            before it on the stream ends (it should `griddepcontrol.wait` before reading its output).
             """
             at = position[0]
             position[0] = at + 1
@@ -154,8 +159,9 @@ class WorkloadContext:
                 or plan[3] != block
                 or plan[6] is not config[0]
                 or plan[11] != shared_mem
+                or plan[12] != pdl
             ):
-                plan = replan(at, kernel, problem, block, name, shared_mem, grid)
+                plan = replan(at, kernel, problem, block, name, shared_mem, grid, pdl=pdl)
             plan[7](plan[9], plan[8], args, shared_mem=plan[10], stream=stream or default_stream)
             return plan[4]
 
@@ -170,6 +176,7 @@ class WorkloadContext:
         shared_mem: SharedRule = 0,
         grid: Callable[[Dim, Dim], Sequence[int]] | None = None,
         stream: Any = None,
+        pdl: bool = False,
     ) -> Callable[..., None]:
         """Bind a launch site once, in setup; calling the result with the kernel's arguments launches it.
 
@@ -199,8 +206,9 @@ class WorkloadContext:
                 return
             at = position[0]
             position[0] = at + 1
-            plan = replan(at, kernel, problem, block, name, shared_mem, grid, bound=True)
-            if not recording[0] and not any(key.startswith(site_name + "#") for key in config[0].blocks):
+            plan = replan(at, kernel, problem, block, name, shared_mem, grid, bound=True, pdl=pdl)
+            overrides = (*config[0].blocks, *config[0].pdl)
+            if not recording[0] and not any(key.startswith(site_name + "#") for key in overrides):
                 direct[0] = (plan[7], plan[9], plan[8], plan[10])
             plan[7](plan[9], plan[8], args, shared_mem=plan[10], stream=target)
 
@@ -216,6 +224,7 @@ class WorkloadContext:
         shared_mem: SharedRule,
         grid: Callable[[Dim, Dim], Sequence[int]] | None,
         bound: bool = False,
+        pdl: bool = False,
     ) -> tuple:
         """Work out (and remember) a launch's block, grid and shared memory under the current config;
         record its site (and whether it came through `ctx.launch` or a bound `ctx.launcher`)."""
@@ -233,6 +242,11 @@ class WorkloadContext:
         blocks = as_dim(grid(size, chosen)) if grid is not None else grid_for(size, chosen)
         shared = int(shared_mem(chosen)) if callable(shared_mem) else int(shared_mem)
         kernel.allow_shared(shared)
+        programmatic = self._config_cell[0].pdl_for(site_name, ordinal, pdl)
+        if programmatic and kernel.pdl_launch is None:
+            from graphscope.workload.pdl import PdlLaunch
+
+            kernel.pdl_launch = PdlLaunch(kernel.raw, self.stream)
         if self.recording:
             self.launch_counts["launcher" if bound else "launch"] += 1
             site = Site(
@@ -247,6 +261,7 @@ class WorkloadContext:
                 kernel.registers,
                 shared_rule=callable(shared_mem),
                 max_shared=kernel.max_dynamic_shared,
+                pdl=programmatic,
             )
             self.sites.append(site)
             self.kernels[site.key] = kernel
@@ -262,11 +277,12 @@ class WorkloadContext:
             chosen,
             blocks,
             self._config_cell[0],
-            kernel.raw,
+            kernel.pdl_launch if programmatic else kernel.raw,
             _compact(chosen),
             _compact(blocks),
             shared,
             shared_mem,
+            pdl,
         )
         if position < len(self._plans):
             self._plans[position] = plan

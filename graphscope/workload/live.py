@@ -228,6 +228,10 @@ class LiveWorkload:
         """The captured graph's DAG; a torch step's kernel nodes carry the module and operator that launched
         them (one eager step profiled, once per workload: workload/op_attribution.py)."""
         dag = self._live_graph().dag(triton_kernel_names(self.module))
+        if len(dag.edge_kinds.programmatic()) if dag.edge_kinds is not None else 0:  # PDL: read the kernels' code
+            from graphscope.workload.pdl import annotate_pdl
+
+            annotate_pdl(dag, self)
         if self.fw.name == "torch":
             from graphscope.graph.launched_by import attach_launchers
             from graphscope.workload.op_attribution import profiled_launches
