@@ -8,7 +8,7 @@ import types
 
 import numpy as np
 import pytest
-from graphscope.report.tune_text import render_dag
+from graphscope.text.tune import render_dag
 
 from graphscope.core.colours import PDL_EDGE_RGB, hex_of
 from graphscope.core.edge_kinds import (
