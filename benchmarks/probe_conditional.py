@@ -22,7 +22,8 @@ extern "C" __global__ void set_from(cudaGraphConditionalHandle handle, int* flag
 
 SET_COND_DECLARED = r"""
 typedef unsigned long long cudaGraphConditionalHandle;
-extern "C" __device__ __cudart_builtin__ void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value);
+extern "C" __device__ __cudart_builtin__ void cudaGraphSetConditional(cudaGraphConditionalHandle handle,
+                                                                      unsigned int value);
 extern "C" __global__ void set_from(cudaGraphConditionalHandle handle, int* flag) {
     int left = --flag[0];
     cudaGraphSetConditional(handle, left > 0 ? 1u : 0u);
@@ -131,7 +132,7 @@ def while_by_capture(setter: Any, label: str) -> None:
         stream.begin_capture()
         info = driver.cuStreamGetCaptureInfo(driver.CUstream(stream.ptr))
         facts["capture_info_len"] = len(info)
-        status, _id, graph, deps, edge_data, count = check(info, "cuStreamGetCaptureInfo")
+        status, _id, graph, deps, _edges0, count = check(info, "cuStreamGetCaptureInfo")
         facts["status"] = str(status)
         ctx = check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
         handle = check(
@@ -145,7 +146,7 @@ def while_by_capture(setter: Any, label: str) -> None:
         params.conditional.type = driver.CUgraphConditionalNodeType.CU_GRAPH_COND_TYPE_WHILE
         params.conditional.size = 1
         params.conditional.ctx = ctx
-        status, _id, graph, deps, edge_data, count = check(
+        status, _id, graph, deps, _edges, count = check(
             driver.cuStreamGetCaptureInfo(driver.CUstream(stream.ptr)), "cuStreamGetCaptureInfo"
         )
         node = check(driver.cuGraphAddNode(graph, deps[:count], None, count, params), "cuGraphAddNode")
@@ -165,7 +166,12 @@ def while_by_capture(setter: Any, label: str) -> None:
         )
         check(
             driver.cuStreamBeginCaptureToGraph(
-                driver.CUstream(body_stream.ptr), body, None, None, 0, driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
+                driver.CUstream(body_stream.ptr),
+                body,
+                None,
+                None,
+                0,
+                driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED,
             ),
             "cuStreamBeginCaptureToGraph",
         )
@@ -189,7 +195,11 @@ def while_by_capture(setter: Any, label: str) -> None:
         facts["cuGraphNodeGetParams"] = str(got[0])
         if int(got[0]) == 0:
             p = got[1]
-            facts["read_back"] = {"type": str(p.conditional.type), "handle": int(p.conditional.handle), "size": int(p.conditional.size)}
+            facts["read_back"] = {
+                "type": str(p.conditional.type),
+                "handle": int(p.conditional.handle),
+                "size": int(p.conditional.size),
+            }
     # launch with 7 iterations, then 1, then check
     for want in (7, 1, 7):
         flag.fill(want)
@@ -235,7 +245,9 @@ def cuda_core_while() -> None:
     device = core.Device()
     device.set_current()
     stream = device.create_stream()
-    builder = stream.create_graph_builder() if hasattr(stream, "create_graph_builder") else device.create_graph_builder()
+    builder = (
+        stream.create_graph_builder() if hasattr(stream, "create_graph_builder") else device.create_graph_builder()
+    )
     builder.begin_building()
     condition = builder.create_condition(default_value=1) if hasattr(builder, "create_condition") else None
     body = builder.while_loop(condition)
@@ -249,7 +261,13 @@ def cuda_core_while() -> None:
     import cupy
 
     flag = cupy.full(1, 5, dtype=cupy.int32)
-    core.launch(body, core.LaunchConfig(grid=1, block=1), kernel, condition.handle if hasattr(condition, "handle") else condition, flag.data.ptr)
+    core.launch(
+        body,
+        core.LaunchConfig(grid=1, block=1),
+        kernel,
+        condition.handle if hasattr(condition, "handle") else condition,
+        flag.data.ptr,
+    )
     body.end_building()
     builder.end_building()
     graph = builder.complete()

@@ -51,6 +51,12 @@ def copy_direction(params: Any, driver: Any = None) -> str:
     return f"{side('srcMemoryType', 'srcDevice')}to{side('dstMemoryType', 'dstDevice')}"
 
 
+def _outside_bodies(sites: list[Site], conditionals: list[dict[str, Any]]) -> list[Site]:
+    """The sites launched in the top-level graph: those inside conditional bodies are in body graphs."""
+    inside = {i for record in conditionals for i in range(*record.get("sites", (0, 0)))}
+    return [site for i, site in enumerate(sites) if i not in inside]
+
+
 def _check(result: tuple[Any, ...], what: str) -> tuple[Any, ...]:
     error = result[0]
     if int(error) != 0:
@@ -61,10 +67,14 @@ def _check(result: tuple[Any, ...], what: str) -> tuple[Any, ...]:
 class LiveGraph:
     """One captured graph, by its raw handles: its nodes in capture order, edges, and in-place edits."""
 
-    def __init__(self, graph_handle: int, exec_handle: int, sites: list[Site]) -> None:
+    def __init__(
+        self, graph_handle: int, exec_handle: int, sites: list[Site], conditionals: list[dict[str, Any]] | None = None
+    ) -> None:
         from cuda.bindings import driver, runtime
 
         self.driver, self.runtime = driver, runtime
+        self.conditionals = conditionals or []  # what the workload built (workload/conditional.py LoopRecord)
+        self.sites = sites
         self.exec_handle = exec_handle
         graph = driver.CUgraph(init_value=graph_handle)
         self.exec = driver.CUgraphExec(init_value=exec_handle)
@@ -79,7 +89,7 @@ class LiveGraph:
         self.graph_id = self._exec_id()
         self.params: dict[int, Any] = {}  # node index -> its kernel params (from the source graph)
         self.nodes = [self._describe(i, h) for i, h in enumerate(self.handles)]
-        self.site_of = self._match_sites(sites)
+        self.site_of = self._match_sites(_outside_bodies(sites, self.conditionals))
         self.effective: dict[int, tuple[Dim, Dim, int]] = {}  # node -> (block, grid, shared bytes) now in effect
 
     def _exec_id(self) -> int | None:
@@ -116,7 +126,16 @@ class LiveGraph:
                 "direction": copy_direction(params, self.driver),
             }
             node.name = f"memcpy {node.detail['direction']}"
+        elif type_name == "conditional":  # its type and body graphs (graph/conditional.py)
+            from graphscope.graph.conditional import describe
+
+            describe(self, node, handle, self.conditionals)
         return node
+
+    def body_sites(self, record: dict[str, Any]) -> list[Site]:
+        """The ctx.launch sites recorded inside a conditional construct's bodies."""
+        start, end = record.get("sites", (0, 0))
+        return list(self.sites[start:end])
 
     def _match_sites(self, sites: list[Site]) -> dict[int, Site]:
         """Kernel nodes are in capture order, as are the recorded sites: pair them by kernel name."""
@@ -195,3 +214,39 @@ class LiveGraph:
         finally:
             for name, value in zip(fields, kept):
                 setattr(params, name, value)
+
+
+class BodyGraph(LiveGraph):
+    """A conditional node's body graph: its nodes and edges read like the top-level graph's (nested
+    conditionals included); its kernels are named with their sites but not edited in place."""
+
+    def __init__(
+        self, driver: Any, runtime: Any, graph_handle: int, conditionals: list[dict[str, Any]], sites: list[Site]
+    ) -> None:
+        self.driver, self.runtime = driver, runtime
+        self.conditionals, self.sites = conditionals, sites
+        self.graph_id = None
+        self.params = {}
+        graph = driver.CUgraph(init_value=graph_handle)
+        (_, count) = _check(driver.cuGraphGetNodes(graph, 0), "cuGraphGetNodes (count)")
+        (nodes, count) = _check(driver.cuGraphGetNodes(graph, count), "cuGraphGetNodes")
+        self.handles = list(nodes)[:count]
+        position = {int(h): i for i, h in enumerate(self.handles)}
+        (_, _, _, edge_count) = _check(driver.cuGraphGetEdges(graph, 0), "cuGraphGetEdges (count)")
+        sources, targets, _data, edge_count = _check(driver.cuGraphGetEdges(graph, edge_count), "cuGraphGetEdges")
+        self.edges = [(position[int(a)], position[int(b)]) for a, b in zip(sources[:edge_count], targets[:edge_count])]
+        self.nodes = [self._describe(i, h) for i, h in enumerate(self.handles)]
+        self.site_of = self._match_sites(_outside_bodies(sites, []))
+        self.effective = {}
+
+    def dag(self, triton: frozenset[str] = frozenset()) -> Dag:
+        for node in self.nodes:
+            if node.type == "kernel":
+                node.detail["tunable"] = NOT_TUNABLE_IN_BODY if node.site else NOT_TUNABLE
+        return Dag(self.nodes, self.edges, "live", True, None, [])
+
+
+NOT_TUNABLE_IN_BODY = (
+    "not tuned in place: a kernel inside a conditional node's body graph (a re-capture with the new block "
+    "sizes changes it)"
+)

@@ -44,7 +44,18 @@ def render_dag(dag: Dag, title: str) -> str:
             f"{_dim(first.block):<10} {site:<14} {duration:<15}"
             + (f" {printable(str(first.detail.get('launched_by', '-')))}" if attributed else "")
         )
+        if first.type == "conditional":  # its facts, then each body graph indented (graph/conditional.py)
+            lines += _conditional_lines(first)
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _conditional_lines(node: Any) -> list[str]:
+    from graphscope.graph.conditional import body_title, facts, label
+
+    lines = [f"    {label(node)}: {printable(facts(node) or 'nothing measured')}"]
+    for i, body in enumerate(node.bodies):
+        lines += ["    " + line for line in render_dag(body, body_title(node, i)).splitlines()]
+    return lines
 
 
 def render_tuning(result: dict[str, Any]) -> str:
