@@ -160,7 +160,11 @@ def while_by_capture(setter: Any, label: str) -> None:
         facts["body_graph"] = int(body)
         check(
             driver.cuStreamUpdateCaptureDependencies(
-                driver.CUstream(stream.ptr), [node], None, 1, driver.CU_STREAM_SET_CAPTURE_DEPENDENCIES
+                driver.CUstream(stream.ptr),
+                [node],
+                None,
+                1,
+                driver.CUstreamUpdateCaptureDependencies_flags.CU_STREAM_SET_CAPTURE_DEPENDENCIES,
             ),
             "cuStreamUpdateCaptureDependencies",
         )

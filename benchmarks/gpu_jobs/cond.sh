@@ -15,10 +15,9 @@ step() {  # step NAME SECONDS COMMAND...: run one guarded step, its output in $R
 gs() { python3 -m graphscope "$@"; }
 case "$CALL" in
   1)
-    step probes 25 python3 benchmarks/probe_conditional.py
-    cp "$RESULTS/probes.log" "$RESULTS/probes.jsonl" 2>/dev/null
-    step example_eager_graph 30 gs run examples/while_decode.py --reps 10 --json
-    step dag_text 15 gs dag examples/while_decode.py
+    step probes 20 python3 benchmarks/probe_conditional.py
+    step cost 25 python3 benchmarks/conditional_cost.py --no-torch --reps 10 --dot "$RESULTS/while_decode.dot"
+    step run_json 20 gs run examples/while_decode.py --reps 5 --warmup 1 --json
     ;;
   *)
     step gpu_tests 45 python3 -m pytest -m gpu tests/gpu/test_conditional_gpu.py -q -p no:cacheprovider -x

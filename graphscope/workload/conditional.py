@@ -154,6 +154,9 @@ class Conditionals:
         stream = self.ctx.stream
         capturing = bool(stream.is_capturing())
         state = self._state(key, len(bodies), capturing)
+        self.kernel("graphscope_select")  # compiled and loaded before any capture (CuPy's capture is global)
+        for index in range(len(bodies)):  # body streams made outside a capture too
+            self._body_stream(f"{key}/{index}")
         record = LoopRecord(key, kind, len(bodies), -1 if limit is None else int(limit), state=state)
         start = len(self.ctx.sites)
         if capturing:
@@ -223,7 +226,11 @@ class Conditionals:
         record.graphs = [int(g) for g in graphs]
         _check(
             driver.cuStreamUpdateCaptureDependencies(
-                handle_stream, [node], None, 1, driver.CU_STREAM_SET_CAPTURE_DEPENDENCIES
+                handle_stream,
+                [node],
+                None,
+                1,
+                driver.CUstreamUpdateCaptureDependencies_flags.CU_STREAM_SET_CAPTURE_DEPENDENCIES,
             ),
             "cuStreamUpdateCaptureDependencies",
         )
@@ -234,10 +241,7 @@ class Conditionals:
         """Capture `body(ctx)` into a body graph on a stream of its own (ctx.stream is that stream meanwhile)."""
         from cuda.bindings import driver
 
-        key = f"{record.key}/{index}"
-        body_stream = self.streams.get(key)
-        if body_stream is None:
-            body_stream = self.streams[key] = self.cupy.cuda.Stream(non_blocking=True)
+        body_stream = self._body_stream(f"{record.key}/{index}")
         raw = driver.CUstream(int(body_stream.ptr))
         mode = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
         _check(driver.cuStreamBeginCaptureToGraph(raw, graph, None, None, 0, mode), "cuStreamBeginCaptureToGraph")
@@ -256,6 +260,12 @@ class Conditionals:
             self.ctx.use_stream(previous)
             ended = driver.cuStreamEndCapture(raw)
         _check(ended, "cuStreamEndCapture (body)")
+
+    def _body_stream(self, key: str) -> Any:
+        stream = self.streams.get(key)
+        if stream is None:
+            stream = self.streams[key] = self.cupy.cuda.Stream(non_blocking=True)
+        return stream
 
     # -- for graphscope's measurements ----------------------------------------------------------------
 
