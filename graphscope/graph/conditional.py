@@ -30,7 +30,7 @@ def label(node: DagNode) -> str:
         return "IF/ELSE"
     if kind == "switch":
         return f"SWITCH ({info.get('bodies')})"
-    return KIND_LABELS.get(kind, kind.upper())
+    return KIND_LABELS.get(str(kind), str(kind).upper())
 
 
 def facts(node: DagNode) -> str:
