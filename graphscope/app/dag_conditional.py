@@ -40,20 +40,22 @@ def group_size(fold: Fold) -> tuple[float, float]:
 
 
 def grid_positions(
-    cells: list[tuple[int, int]], sizes: list[tuple[float, float]]
+    cells: list[tuple[float, float]], sizes: list[tuple[float, float]]
 ) -> tuple[list[tuple[float, float]], float, float]:
-    """Top-left corners for boxes in (column, row) cells of varying sizes: each column as wide as its
-    widest box, each row as tall as its tallest; and the whole drawing's width and height."""
-    columns = max((c for c, _ in cells), default=-1) + 1
-    rows = max((r for _, r in cells), default=-1) + 1
-    widths, heights = [0.0] * columns, [0.0] * rows
+    """Top-left corners for boxes in (column, row) cells (graph/layout.py) of varying sizes: each column
+    as wide as its widest box, each row as tall as its tallest; and the whole drawing's width and height.
+    Cells are numbered by the distinct coordinates in order (a layout's half steps stay apart)."""
+    column_of = {c: i for i, c in enumerate(sorted({c for c, _ in cells}))}
+    row_of = {r: i for i, r in enumerate(sorted({r for _, r in cells}))}
+    widths, heights = [0.0] * len(column_of), [0.0] * len(row_of)
     for (column, row), (w, h) in zip(cells, sizes):
-        widths[column] = max(widths[column], w)
-        heights[row] = max(heights[row], h)
-    xs = [sum(widths[:c]) + c * GAP_X for c in range(columns)]
-    ys = [sum(heights[:r]) + r * GAP_Y for r in range(rows)]
-    positions = [(xs[c], ys[r]) for c, r in cells]
-    return positions, sum(widths) + GAP_X * max(columns - 1, 0), sum(heights) + GAP_Y * max(rows - 1, 0)
+        widths[column_of[column]] = max(widths[column_of[column]], w)
+        heights[row_of[row]] = max(heights[row_of[row]], h)
+    xs = [sum(widths[:c]) + c * GAP_X for c in range(len(widths))]
+    ys = [sum(heights[:r]) + r * GAP_Y for r in range(len(heights))]
+    positions = [(xs[column_of[c]], ys[row_of[r]]) for c, r in cells]
+    width = sum(widths) + GAP_X * max(len(widths) - 1, 0)
+    return positions, width, sum(heights) + GAP_Y * max(len(heights) - 1, 0)
 
 
 def _layout(dag: Dag) -> tuple[list[tuple[Fold, tuple[float, float], tuple[float, float]]], float, float]:
@@ -123,7 +125,8 @@ def paint_container(painter: QPainter, rect: QRectF, node: DagNode, selected: bo
     painter.setPen(QColor(30, 40, 90))
     metrics = QFontMetricsF(font)
     top = QRectF(rect.left() + PAD, rect.top() + 3, rect.width() - 2 * PAD, TITLE_H / 2)
-    title = metrics.elidedText(f"{label(node)}  {node.name}", Qt.TextElideMode.ElideRight, top.width())
+    name = node.name if node.name != "conditional" else ""  # an unread node has no name of its own
+    title = metrics.elidedText(f"{label(node)}  {name}", Qt.TextElideMode.ElideRight, top.width())
     painter.drawText(top, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), title)
     font.setBold(False)
     painter.setFont(font)
