@@ -1,0 +1,164 @@
+"""ctx.while_loop / if_else / switch run eagerly on the host as they will on the device (a stand-in for
+CuPy: the flag is a host array with `.get`), and count what ran; ctx.launch follows a body's stream."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+import pytest
+
+
+class FakeArray(np.ndarray):
+    def get(self, stream=None):
+        return np.asarray(self).copy()
+
+
+class FakeKernel:
+    def __init__(self, name):
+        self.name = name
+        self.attributes = {"max_threads_per_block": 1024, "num_regs": 8, "shared_size_bytes": 0}
+        self.max_dynamic_shared_size_bytes = 48 * 1024
+        self.calls = []
+
+    def __call__(self, grid, block, args, shared_mem=0, stream=None):
+        self.calls.append(stream)
+        for arg in args:  # a kernel "runs": it calls the Python stand-in it was given
+            if callable(arg):
+                arg()
+
+
+class FakeStream:
+    def __init__(self, non_blocking=False, capturing=False):
+        self.capturing = capturing
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def is_capturing(self):
+        return self.capturing
+
+
+def _array(values, dtype):
+    return np.asarray(values, dtype=dtype).view(FakeArray)
+
+
+@pytest.fixture
+def ctx(monkeypatch):
+    fake = types.ModuleType("cupy")
+    device = types.SimpleNamespace(attributes={"MaxSharedMemoryPerBlockOptin": 227 * 1024})
+    fake.cuda = types.SimpleNamespace(Stream=FakeStream, Device=lambda: device)
+    fake.RawModule = lambda code, options=(): types.SimpleNamespace(get_function=FakeKernel)
+    fake.ndarray, fake.int32, fake.int64 = FakeArray, np.int32, np.int64
+    fake.zeros = lambda n, dtype: _array(np.zeros(n), dtype)
+    fake.asnumpy = np.asarray
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    from graphscope.workload.context import WorkloadContext
+
+    return WorkloadContext()
+
+
+def _countdown(ctx, start: int):
+    """A body that launches one kernel and lowers the flag by one (a decode step that stops at zero)."""
+    flag = _array([start], np.int32)
+    kernel = ctx.kernel("src", "step")
+
+    def lower():
+        flag[0] -= 1
+
+    def body(ctx):
+        ctx.launch(kernel, problem=32, args=(lower,), name="step")
+
+    return flag, body, kernel
+
+
+def test_a_while_loop_runs_its_body_until_the_flag_drops_and_counts_the_iterations(ctx):
+    flag, body, kernel = _countdown(ctx, 7)
+    ctx.begin_step(record=True)
+    ctx.while_loop(body, flag, name="decode")
+    ctx.end_step()
+    assert flag[0] == 0 and len(kernel.raw.calls) == 7
+    assert ctx._conditionals.counts() == {"decode#0": {"runs": 7, "entries": 1}}
+    (record,) = ctx._conditionals.records
+    assert (record.key, record.kind, record.limit, record.node) == ("decode#0", "while", -1, None)
+    assert record.sites == (0, 7) and [s.key for s in ctx.sites] == [f"step#{i}" for i in range(7)]
+
+
+def test_the_loop_stops_at_its_limit_and_a_lowered_flag_skips_it(ctx):
+    flag, body, kernel = _countdown(ctx, 100)
+    ctx.while_loop(body, flag, max_iterations=5, name="decode")
+    assert flag[0] == 95 and len(kernel.raw.calls) == 5
+    flag[0] = 0
+    ctx.begin_step()
+    ctx.while_loop(body, flag, max_iterations=5, name="decode")
+    assert len(kernel.raw.calls) == 5 and ctx._conditionals.counts()["decode#0"] == {"runs": 5, "entries": 2}
+
+
+def test_if_else_and_switch_run_the_chosen_body_or_none(ctx):
+    ran = []
+
+    def mark(name):
+        return lambda ctx: ran.append(name)
+
+    ctx.if_else(mark("then"), _array([3], np.int32), mark("else"))
+    ctx.if_else(mark("then"), _array([0], np.int32), mark("else"))
+    ctx.if_else(mark("only-then"), _array([0], np.int32))
+    for case in (2, 0, 3, -1):
+        ctx.switch([mark("case0"), mark("case1"), mark("case2")], _array([case], np.int32))
+    assert ran == ["then", "else", "case2", "case0"]
+    counts = ctx._conditionals.counts()
+    assert counts["if#0"] == {"runs": 1, "entries": 1} and counts["if#2"] == {"runs": 0, "entries": 1}
+    assert counts["switch#0"]["runs"] == 1 and counts["switch#3"]["runs"] == 0
+
+
+def test_a_flag_that_is_not_one_int32_device_array_is_refused_in_words(ctx):
+    _, body, _ = _countdown(ctx, 1)
+    with pytest.raises(TypeError, match="the condition flag must be a CuPy int32 array"):
+        ctx.while_loop(body, _array([1], np.int64))
+    with pytest.raises(TypeError, match="not int"):
+        ctx.while_loop(body, 1)
+    with pytest.raises(ValueError, match="max_iterations must be 1 or more"):
+        ctx.while_loop(body, _array([1], np.int32), max_iterations=0)
+
+
+def test_a_conditional_first_met_while_capturing_is_refused(ctx):
+    flag, body, _ = _countdown(ctx, 1)
+    ctx.stream.capturing = True
+    with pytest.raises(RuntimeError, match="first met while capturing"):
+        ctx.while_loop(body, flag)
+
+
+def test_launches_follow_the_stream_a_body_is_captured_on(ctx):
+    kernel = ctx.kernel("src", "k")
+    add = ctx.launcher(kernel, problem=64, name="bound")
+    body_stream = FakeStream()
+    ctx.begin_step(record=True)
+    previous = ctx.use_stream(body_stream)
+    ctx.launch(kernel, problem=64, name="k")
+    add()
+    assert ctx.use_stream(previous) is body_stream and ctx.stream is previous
+    ctx.launch(kernel, problem=64, name="k")
+    ctx.end_step()
+    assert kernel.raw.calls == [body_stream, body_stream, previous]
+
+
+def test_the_meter_counts_each_repetition_s_iterations(ctx):
+    from graphscope.workload.conditional import loop_meter
+
+    flag, body, _ = _countdown(ctx, 3)
+    ctx.begin_step(record=True)
+    ctx.while_loop(body, flag, name="decode")
+    ctx.end_step()
+    meter = loop_meter(ctx)
+    for start in (4, 2, 0):
+        flag[0] = start
+        ctx.begin_step()
+        ctx.while_loop(body, flag, name="decode")
+        meter.rep()
+    result = meter.result([8000.0, 4000.0, 1000.0])["decode#0"]
+    assert result["runs_per_step"] == [4, 2, 0] and result["runs_median"] == 2.0
+    assert result["step_gpu_ns_per_run"] == 2000.0 and result["kind"] == "while"
