@@ -367,7 +367,11 @@ def _cmd_summary(args: argparse.Namespace) -> int:
         captures, skipped = load_captures(args.capture, load_trace) if args.capture else (None, [])
         summary["capture_attribution"] = attribute(trace, captures, stacks=args.stacks)
         summary["capture_attribution"] |= {"skipped": skipped} if skipped else {}
-    answer = json.dumps(summary, indent=2) if args.json else render_summary(summary)
+    from graphscope.report.conditional_trace import check_beside, summary_lines
+
+    checked = check_beside(trace, args.file)  # iterations graphscope counted when it wrote this trace
+    summary |= {"conditionals_in_trace": checked} if checked else {}
+    answer = json.dumps(summary, indent=2) if args.json else render_summary(summary) + summary_lines(checked)
     print(answer)
     if question:
         answer_cache.put(args.file, question, answer)
@@ -473,6 +477,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             progress=_progress_printer(not args.json and sys.stderr.isatty()),
             cpu=args.cpu,
         )
+        if args.profile:  # does each trace hold every iteration of the conditional nodes? (report/conditional_trace.py)
+            from graphscope.report.conditional_trace import check_run
+
+            check_run(data)
     except (WorkloadError, NoGpuError) as exc:
         if args.json:
             error = {"kind": getattr(exc, "kind", "no_gpu"), "message": exc.message, "run_id": exc.run_id}

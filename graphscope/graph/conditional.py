@@ -80,8 +80,6 @@ def _read_params(driver: Any, handle: Any) -> dict[str, Any] | None:
 
 def describe(reader: Any, node: DagNode, handle: Any, recorded: list[dict[str, Any]]) -> None:
     """Fill a conditional node: its facts (the driver's, else graphscope's record) and its body Dags."""
-    from graphscope.graph.live import BodyGraph
-
     mine = next((r for r in recorded if r.get("node") == int(handle)), None)
     info = _read_params(reader.driver, handle)
     if info is None and mine is not None:
@@ -96,7 +94,7 @@ def describe(reader: Any, node: DagNode, handle: Any, recorded: list[dict[str, A
     node.detail["conditional"] = {k: v for k, v in info.items() if k != "graphs"}
     node.name = info.get("key") or label(node).lower()
     sites = reader.body_sites(mine) if mine is not None else []
-    node.bodies = [BodyGraph(reader.driver, reader.runtime, graph, recorded, sites).dag() for graph in info["graphs"]]
+    node.bodies = [reader.body_dag(graph, sites) for graph in info["graphs"]]
 
 
 def attach_counts(dag: Dag, conditionals: dict[str, dict[str, Any]]) -> None:

@@ -132,6 +132,10 @@ class LiveGraph:
             describe(self, node, handle, self.conditionals)
         return node
 
+    def body_dag(self, graph: Any, sites: list[Site]) -> Dag:
+        """A conditional node's body graph, read as this graph is (graph/conditional.py asks)."""
+        return BodyGraph(self.driver, self.runtime, int(graph), self.conditionals, sites).dag()
+
     def body_sites(self, record: dict[str, Any]) -> list[Site]:
         """The ctx.launch sites recorded inside a conditional construct's bodies."""
         start, end = record.get("sites", (0, 0))

@@ -300,8 +300,18 @@ class LoopMeter:
     def __init__(self, conditionals: Conditionals, records: list[LoopRecord]) -> None:
         self.conditionals = conditionals
         self.records = {r.key: r for r in records}
+        sites = conditionals.ctx.sites
+        self.body_kernels = {r.key: [s.kernel for s in sites[r.sites[0] : r.sites[1]]] for r in records}
         self.last = conditionals.counts()
         self.per_rep: dict[str, list[int]] = {key: [] for key in self.last}
+        self.warmup: dict[str, int] = {}
+        self.warmup_steps = 0
+
+    def warmup_done(self, steps: int) -> None:
+        """The warm-up steps ran (untimed): their body runs are kept apart from the repetitions'."""
+        now = self.conditionals.counts()
+        self.warmup = {key: count["runs"] - self.last.get(key, {"runs": 0})["runs"] for key, count in now.items()}
+        self.warmup_steps, self.last = steps, now
 
     def rep(self) -> None:
         now = self.conditionals.counts()
@@ -323,6 +333,9 @@ class LoopMeter:
                 "runs_per_step": runs,
                 "runs_median": float(np.median(runs)) if runs else None,
                 "step_gpu_ns_per_run": float(np.median(per_run)) if per_run else None,
+                "warmup_steps": self.warmup_steps,
+                "warmup_runs": self.warmup.get(key, 0),
+                "body_kernels": self.body_kernels.get(key, []),  # ctx.launch kernels of one body run
             }
         return found
 

@@ -191,6 +191,7 @@ class LiveWorkload:
             def once() -> None:
                 fw.run(self.step)
 
+        meter = loop_meter(self.ctx) if hasattr(self.ctx, "_conditionals") else None
         if nvtx:
             fw.push(warmup_range(mode))
         for _ in range(warmup):
@@ -199,9 +200,10 @@ class LiveWorkload:
         fw.synchronize()
         if nvtx:
             fw.pop()
+        if meter is not None:
+            meter.warmup_done(warmup)
         start, end = fw.event(), fw.event()
         gpu, wall, submit = [], [], []
-        meter = loop_meter(self.ctx) if hasattr(self.ctx, "_conditionals") else None
         for rep in range(reps):
             self.reset_state()  # untimed: before the events and the clock
             if nvtx:
@@ -229,8 +231,8 @@ class LiveWorkload:
                 "outputs": compare_outputs(self.reference, fw.snapshot(), self.dtypes),
             }
         )
-        if meter is not None:
-            info["conditionals"] = self._conditional_costs(meter, mode, gpu, reps)
+        if meter is not None:  # a profiled run spends no replays on the one-iteration split (its trace stays plain)
+            info["conditionals"] = self._conditional_costs(meter, "profiled" if nvtx else mode, gpu, reps)
         return info
 
     def _conditional_costs(self, meter: Any, mode: str, gpu: list[float], reps: int) -> dict[str, Any]:

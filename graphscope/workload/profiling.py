@@ -43,6 +43,7 @@ def profile_modes(
             "reps": len(answer["wall_ns"]),
             "wall_ns": float(median(answer["wall_ns"])),
             "gpu_ns": float(median(answer["gpu_ns"])),
+            **({"conditionals": answer["conditionals"]} if answer.get("conditionals") else {}),
         }
         for mode, answer in measured.items()
     }
