@@ -143,3 +143,32 @@ def body_title(node: DagNode, index: int) -> str:
     else:
         part = "body"
     return f"{part} of {label(node)} {node.name}"
+
+
+def fields(node: DagNode) -> list[tuple[str, str]]:
+    """The Details inspector's rows for a conditional node: type, key, what was measured, where from."""
+    from graphscope.core.units import format_ns
+
+    info = node.detail.get("conditional") or {}
+    rows = [("conditional", label(node))]
+    if info.get("key"):
+        rows.append(
+            ("built as", f"{info['key']} (ctx.{'while_loop' if info.get('kind') == 'while' else info.get('kind')})")
+        )
+    if info.get("runs_median") is not None:
+        what = "iterations per launch" if info.get("kind") == "while" else "bodies run per launch"
+        rows.append((what, f"{info['runs_median']:g}"))
+    if info.get("per_iteration_ns") is not None:
+        rows.append(("per iteration", format_ns(info["per_iteration_ns"])))
+    if info.get("fixed_ns") is not None:
+        rows.append(("fixed per launch", format_ns(info["fixed_ns"])))
+    if info.get("limit") not in (None, -1):
+        rows.append(("at most", f"{info['limit']} iterations"))
+    if info.get("default") is not None:
+        rows.append(("default value", str(info["default"])))
+    if info.get("handle") is not None:
+        rows.append(("handle", str(info["handle"])))
+    bodies = ", ".join(f"{body_title(node, i)}: {len(b.nodes)} nodes" for i, b in enumerate(node.bodies))
+    rows.append(("bodies", bodies or "unknown"))
+    rows.append(("read from", str(info.get("source", "-"))))
+    return rows

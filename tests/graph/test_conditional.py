@@ -197,3 +197,17 @@ def test_a_conditional_node_nobody_can_read_says_so(monkeypatch):
     dag = _live(monkeypatch, "absent", recorded=False).dag()
     node = dag.nodes[2]
     assert label(node) == "CONDITIONAL" and node.bodies == [] and "CUDA 13.2" in node.detail["conditional"]["source"]
+
+
+def test_details_list_the_loop_s_facts_in_words_not_a_dict():
+    from graphscope.view.describe import describe_nodes
+
+    dag = decode_dag(runs_median=12.0, per_iteration_ns=4300.0, fixed_ns=9100.0)
+    title, rows = describe_nodes([dag.nodes[2]])
+    found = dict(rows)
+    assert (
+        title == "Graph node 2" and found["conditional"] == "WHILE" and found["built as"] == "decode#0 (ctx.while_loop)"
+    )
+    assert found["iterations per launch"] == "12" and found["per iteration"] == "4.3 us"
+    assert found["fixed per launch"] == "9.1 us" and found["bodies"] == "body of WHILE decode#0: 4 nodes"
+    assert "launch site" not in found and not any(str(v).startswith("{") for v in found.values())
