@@ -23,6 +23,8 @@ NOT_TUNABLE = (
     "configuration it was built for; only ctx.launch sites are tuned"
 )
 
+CONDITION_KERNEL = "graphscope's condition kernel: it sets a conditional node's condition and counts its runs"
+
 NOT_TUNABLE_TRITON = (
     "not tunable in place: a Triton kernel's block is compiled into it (num_warps and its BLOCK constexprs "
     "fix the threads per block and the tile each thread works on), so a new launch shape would run the "
@@ -155,7 +157,11 @@ class LiveGraph:
         """The graph as plain data; kernels named in `triton` (the workload's @triton.jit functions) or
         named as Inductor names its kernels ('triton_...') are user kernels that are still not tunable."""
         notes = []
-        unmatched = [n for n in self.nodes if n.type == "kernel" and n.site is None]
+        for node in self.nodes:  # graphscope's own condition kernels (workload/conditional.py)
+            if node.type == "kernel" and node.name.startswith("graphscope_"):
+                node.detail["tunable"] = CONDITION_KERNEL
+        kernels = [n for n in self.nodes if n.type == "kernel" and not n.name.startswith("graphscope_")]
+        unmatched = [n for n in kernels if n.site is None]
         user = [n for n in unmatched if n.name in triton or n.name.startswith("triton_")]
         for node in unmatched:
             node.detail["tunable"] = NOT_TUNABLE
@@ -246,7 +252,8 @@ class BodyGraph(LiveGraph):
     def dag(self, triton: frozenset[str] = frozenset()) -> Dag:
         for node in self.nodes:
             if node.type == "kernel":
-                node.detail["tunable"] = NOT_TUNABLE_IN_BODY if node.site else NOT_TUNABLE
+                own = node.name.startswith("graphscope_")
+                node.detail["tunable"] = CONDITION_KERNEL if own else NOT_TUNABLE_IN_BODY if node.site else NOT_TUNABLE
         return Dag(self.nodes, self.edges, "live", True, None, [])
 
 

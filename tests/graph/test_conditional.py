@@ -183,6 +183,8 @@ def test_on_a_13_0_driver_the_node_is_read_from_what_the_workload_recorded(monke
     ]
     assert node.bodies[0].nodes[0].site == "mix#0"  # the site launched inside the body names its kernel
     assert [n.site for n in dag.nodes] == ["prefill#0", None, None, "finish#0"]  # the body's site is not top-level
+    assert dag.nodes[1].detail["tunable"].startswith("graphscope's condition kernel")
+    assert not any("library kernels" in note for note in dag.notes)  # its own kernels are not called library ones
 
 
 def test_on_a_13_2_driver_the_node_is_read_back_even_when_graphscope_did_not_build_it(monkeypatch):
