@@ -4,15 +4,21 @@
 set +e
 CALL="${1:-1}"
 RESULTS="${RESULTS:-$PWD/gpu-out}"
-mkdir -p "$RESULTS"
+TRACES=/tmp/cond_traces
+mkdir -p "$RESULTS" "$TRACES"
 export PYTHONUNBUFFERED=1
 step() {  # step NAME SECONDS COMMAND...: run one guarded step, its output in $RESULTS/NAME.log
   local name="$1" limit="$2"; shift 2
   echo "== $name (limit ${limit}s) $(date -u +%T)"
   timeout "$limit" "$@" > "$RESULTS/$name.log" 2>&1
-  echo "   rc=$? $(date -u +%T)"; tail -5 "$RESULTS/$name.log"
+  echo "   rc=$? $(date -u +%T)"; tail -4 "$RESULTS/$name.log"
 }
 gs() { python3 -m graphscope "$@"; }
+keep_traces() {  # the small files of the profiled runs: sidecars always, traces when small
+  for f in "$TRACES"/*.conditionals.json "$TRACES"/*.pt.trace.json; do
+    [ -f "$f" ] && [ "$(stat -c %s "$f")" -lt 400000 ] && cp "$f" "$RESULTS/"
+  done
+}
 case "$CALL" in
   1)
     step probes 20 python3 benchmarks/probe_conditional.py
@@ -20,11 +26,15 @@ case "$CALL" in
     step run_json 20 gs run examples/while_decode.py --reps 5 --warmup 1 --json
     ;;
   *)
-    step gpu_tests 45 python3 -m pytest -m gpu tests/gpu/test_conditional_gpu.py -q -p no:cacheprovider -x
-    step run_json 20 gs run examples/while_decode.py --reps 30 --json
-    step dag_json 10 gs dag examples/while_decode.py --json
-    step dag_dot 10 gs dag examples/while_decode.py --dot
-    step measure 20 python3 benchmarks/conditional_cost.py
+    step gpu_tests 35 python3 -m pytest -m gpu tests/gpu/test_conditional_gpu.py -q -s -p no:cacheprovider
+    step cost 22 python3 benchmarks/conditional_cost.py --reps 30 --dot "$RESULTS/while_decode.dot"
+    step run_torch 20 gs run examples/while_decode.py --mode graph --reps 5 --warmup 1 --profile torch \
+      --trace-dir "$TRACES"
+    keep_traces
+    step run_nsys 23 gs run examples/while_decode.py --mode graph --reps 5 --warmup 1 --profile nsys \
+      --trace-dir "$TRACES"
+    keep_traces
+    ls -la "$TRACES" > "$RESULTS/traces_ls.txt" 2>&1
     ;;
 esac
 echo "done $(date -u +%T)"
