@@ -254,7 +254,8 @@ class BodyGraph(LiveGraph):
             if node.type == "kernel":
                 own = node.name.startswith("graphscope_")
                 node.detail["tunable"] = CONDITION_KERNEL if own else NOT_TUNABLE_IN_BODY if node.site else NOT_TUNABLE
-        return Dag(self.nodes, self.edges, "live", True, None, [])
+        notes = [NOT_TUNABLE_IN_BODY.replace("not tuned in place: a kernel", "kernels")] if self.site_of else []
+        return Dag(self.nodes, self.edges, "live", True, None, notes)
 
 
 NOT_TUNABLE_IN_BODY = (

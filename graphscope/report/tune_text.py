@@ -29,7 +29,8 @@ def render_dag(dag: Dag, title: str) -> str:
     ]
     lines += [f"  note: {printable(note)}" for note in dag.notes]
     attributed = any(n.detail.get("launched_by") for n in dag.nodes)
-    header = f"  {'nodes':<11} {'type':<8} {'name':<22} {'grid':<12} {'block':<10} {'site':<14} {'duration':<15}"
+    wide = max([8] + [len(n.type) for n in dag.nodes])  # "conditional" is wider than the usual kinds
+    header = f"  {'nodes':<11} {'type':<{wide}} {'name':<22} {'grid':<12} {'block':<10} {'site':<14} {'duration':<15}"
     lines.append(header + (" launched by" if attributed else ""))
     for fold in dag.fold():
         first = fold.first
@@ -40,7 +41,7 @@ def render_dag(dag: Dag, title: str) -> str:
         if len(fold) > 1 and fold.median_ns is not None:
             duration += " median"
         lines.append(
-            f"  {fold.span:<11} {first.type:<8} {printable(first.name)[:22]:<22} {_dim(first.grid):<12} "
+            f"  {fold.span:<11} {first.type:<{wide}} {printable(first.name)[:22]:<22} {_dim(first.grid):<12} "
             f"{_dim(first.block):<10} {site:<14} {duration:<15}"
             + (f" {printable(str(first.detail.get('launched_by', '-')))}" if attributed else "")
         )
