@@ -162,3 +162,125 @@ def test_the_meter_counts_each_repetition_s_iterations(ctx):
     result = meter.result([8000.0, 4000.0, 1000.0])["decode#0"]
     assert result["runs_per_step"] == [4, 2, 0] and result["runs_median"] == 2.0
     assert result["step_gpu_ns_per_run"] == 2000.0 and result["kind"] == "while"
+
+
+# -- captured: the driver calls that build the node, against a stand-in for cuda.bindings -------------
+
+
+class FakeDriver(types.SimpleNamespace):
+    """Records each call; a conditional node gets body graphs 500, 501, ... as the driver fills them in."""
+
+    def __init__(self):
+        enum = types.SimpleNamespace
+        super().__init__(
+            calls=[],
+            CU_GRAPH_COND_ASSIGN_DEFAULT=1,
+            CUstream=lambda value: ("stream", value),
+            CUgraphNodeType=enum(CU_GRAPH_NODE_TYPE_CONDITIONAL=13),
+            CUgraphConditionalNodeType=enum(
+                CU_GRAPH_COND_TYPE_IF=0, CU_GRAPH_COND_TYPE_WHILE=1, CU_GRAPH_COND_TYPE_SWITCH=2
+            ),
+            CUstreamUpdateCaptureDependencies_flags=enum(CU_STREAM_SET_CAPTURE_DEPENDENCIES=1),
+            CUstreamCaptureMode=enum(CU_STREAM_CAPTURE_MODE_RELAXED=2),
+        )
+
+    def CUgraphNodeParams(self):
+        return types.SimpleNamespace(type=None, conditional=types.SimpleNamespace(phGraph_out=[]))
+
+    def cuStreamGetCaptureInfo(self, stream):
+        self.calls.append(("info", stream))
+        return (0, "active", 1, "parent-graph", ["last-node"], [None], 1)
+
+    def cuCtxGetCurrent(self):
+        return (0, "context")
+
+    def cuGraphConditionalHandleCreate(self, graph, context, default, flags):
+        self.calls.append(("handle", graph, default, flags))
+        return (0, 77)
+
+    def cuGraphAddNode(self, graph, deps, data, count, params):
+        self.calls.append(("add", graph, deps, params.conditional.type, params.conditional.size))
+        params.conditional.phGraph_out = list(range(500, 500 + params.conditional.size))
+        return (0, 900)
+
+    def cuStreamUpdateCaptureDependencies(self, stream, nodes, data, count, flags):
+        self.calls.append(("deps", stream, nodes, flags))
+        return (0,)
+
+    def cuStreamBeginCaptureToGraph(self, stream, graph, deps, data, count, mode):
+        self.calls.append(("begin", stream, graph))
+        return (0,)
+
+    def cuStreamEndCapture(self, stream):
+        self.calls.append(("end", stream))
+        return (0, "body")
+
+
+@pytest.fixture
+def captured(ctx, monkeypatch):
+    driver = FakeDriver()
+    package = types.ModuleType("cuda.bindings")
+    package.driver = driver
+    monkeypatch.setitem(sys.modules, "cuda", types.ModuleType("cuda"))
+    monkeypatch.setitem(sys.modules, "cuda.bindings", package)
+    counter = iter(range(1, 100))
+    monkeypatch.setattr(
+        FakeStream, "ptr", property(lambda s: s.__dict__.setdefault("_ptr", next(counter))), raising=False
+    )
+    return ctx, driver
+
+
+def test_a_captured_while_loop_becomes_a_while_node_whose_body_is_captured_on_its_own_stream(captured):
+    ctx, driver = captured
+    flag, body, kernel = _countdown(ctx, 2)
+    ctx.begin_step(record=True)
+    ctx.while_loop(body, flag, max_iterations=9, name="decode")  # eagerly first, as graphscope always runs it
+    ctx.end_step()
+    parent = ctx.stream
+    parent.capturing = True
+    ctx.begin_step(record=True)
+    ctx.while_loop(body, flag, max_iterations=9, name="decode")
+    ctx.end_step()
+    (record,) = ctx._conditionals.records
+    assert (record.node, record.graphs, record.handle, record.kind, record.limit) == (900, [500], 77, "while", 9)
+    kinds = [call[0] for call in driver.calls]
+    assert kinds == ["info", "handle", "info", "add", "deps", "begin", "end"]
+    # a WHILE node with one body, after the capture's last node
+    assert driver.calls[3] == ("add", "parent-graph", ["last-node"], 1, 1)
+    assert driver.calls[4][2] == [900]  # the capture goes on after the node
+    body_stream = ("stream", driver.calls[5][1][1])
+    assert driver.calls[5] == ("begin", body_stream, 500) and driver.calls[6] == ("end", body_stream)
+    assert body_stream[1] != parent.ptr and ctx.stream is parent  # its own stream, and ctx's given back
+    assert kernel.raw.calls[-1] is not parent  # the body's launch went to the body's stream
+    assert record.sites == (0, 1) and ctx.sites[0].key == "step#0"  # the body's one launch, in the record's range
+
+
+def test_if_else_and_switch_nodes_get_one_body_graph_per_branch(captured):
+    ctx, driver = captured
+    flag = _array([1], np.int32)
+    for capturing in (False, True):
+        ctx.stream.capturing = capturing
+        ctx.begin_step(record=True)
+        ctx.if_else(lambda ctx: None, flag, lambda ctx: None, name="branch")
+        ctx.switch([lambda ctx: None] * 3, flag, name="case")
+        ctx.end_step()
+    adds = [call for call in driver.calls if call[0] == "add"]
+    assert [(a[3], a[4]) for a in adds] == [(0, 2), (2, 3)]  # IF with two bodies, SWITCH with three
+    assert [r.graphs for r in ctx._conditionals.records] == [[500, 501], [500, 501, 502]]
+    assert sum(call[0] == "begin" for call in driver.calls) == 5
+
+
+def test_a_body_that_fails_while_captured_ends_its_capture_and_gives_the_stream_back(captured):
+    ctx, driver = captured
+    flag = _array([0], np.int32)
+
+    def broken(ctx):
+        raise ValueError("bad body")
+
+    ctx.while_loop(broken, flag, name="loop")  # eagerly: the flag is down, the body never runs
+    parent = ctx.stream
+    parent.capturing = True
+    ctx.begin_step(record=True)
+    with pytest.raises(ValueError, match="bad body"):
+        ctx.while_loop(broken, flag, name="loop")
+    assert driver.calls[-1][0] == "end" and ctx.stream is parent
