@@ -15,8 +15,8 @@ step() {  # step NAME SECONDS COMMAND...: run one guarded step, its output in $R
 }
 gs() { python3 -m graphscope "$@"; }
 keep_traces() {  # the small files of the profiled runs: sidecars always, traces when small
-  for f in "$TRACES"/*.conditionals.json "$TRACES"/*.pt.trace.json; do
-    [ -f "$f" ] && [ "$(stat -c %s "$f")" -lt 400000 ] && cp "$f" "$RESULTS/"
+  for f in "$TRACES"/*.conditionals.json "$TRACES"/*.pt.trace.json "$TRACES"/*.sqlite; do
+    [ -f "$f" ] && [ "$(stat -c %s "$f")" -lt 1200000 ] && cp "$f" "$RESULTS/"
   done
 }
 case "$CALL" in
@@ -27,7 +27,7 @@ case "$CALL" in
     ;;
   *)
     step gpu_tests 35 python3 -m pytest -m gpu tests/gpu/test_conditional_gpu.py -q -s -p no:cacheprovider
-    step cost 22 python3 benchmarks/conditional_cost.py --reps 30 --dot "$RESULTS/while_decode.dot"
+    step cost 18 python3 benchmarks/conditional_cost.py --reps 20 --dot "$RESULTS/while_decode.dot"
     step run_torch 20 gs run examples/while_decode.py --mode graph --reps 5 --warmup 1 --profile torch \
       --trace-dir "$TRACES"
     keep_traces
@@ -35,6 +35,8 @@ case "$CALL" in
       --trace-dir "$TRACES"
     keep_traces
     ls -la "$TRACES" > "$RESULTS/traces_ls.txt" 2>&1
+    step nsys_summary 8 gs summary "$TRACES/while_decode_graph.sqlite"
+    step nsys_dag 6 gs dag "$TRACES/while_decode_graph.sqlite"
     ;;
 esac
 echo "done $(date -u +%T)"
