@@ -287,5 +287,5 @@ class DagView(QGraphicsView):
         self.viewport().update()
 
     def _on_selection(self) -> None:
-        picked = [i for i in self.scene().selectedItems() if isinstance(i, NodeItem) and i.group >= 0]
+        picked = [i for i in self.scene().selectedItems() if isinstance(i, NodeItem) and i.parentItem() is None]
         self.node_selected.emit([n.index for item in picked for n in item.members])
