@@ -21,9 +21,12 @@ keep_traces() {  # the small files of the profiled runs: sidecars always, traces
 }
 case "$CALL" in
   1)
-    step probes 20 python3 benchmarks/probe_conditional.py
-    step cost 25 python3 benchmarks/conditional_cost.py --no-torch --reps 10 --dot "$RESULTS/while_decode.dot"
-    step run_json 20 gs run examples/while_decode.py --reps 5 --warmup 1 --json
+    step probes 15 python3 benchmarks/probe_conditional.py
+    step cost 20 python3 benchmarks/conditional_cost.py --no-torch --reps 10 --dot "$RESULTS/while_decode.dot"
+    step run_json 18 gs run examples/while_decode.py --reps 5 --warmup 1 --json
+    step run_torch 20 gs run examples/while_decode.py --mode graph --reps 3 --warmup 1 --profile torch \
+      --trace-dir "$TRACES"
+    keep_traces
     ;;
   *)
     step gpu_tests 35 python3 -m pytest -m gpu tests/gpu/test_conditional_gpu.py -q -s -p no:cacheprovider
