@@ -74,7 +74,8 @@ def check(trace: Trace, expected: dict[str, dict[str, Any]]) -> dict[str, dict[s
     counts = graph_kernel_counts(trace, names)
     found = {}
     for key, loop in expected.items():
-        per_iteration = {name: loop["body_kernels"].count(name) for name in set(loop["body_kernels"])}
+        body = loop["body_kernels"]
+        per_iteration = {name: body.count(name) for name in dict.fromkeys(body)}  # in launch order
         seen = {name: counts[name] / per_iteration[name] for name in per_iteration}  # iterations each shows
         shown = max(seen.values()) if seen else 0.0
         ran = loop["runs"]
