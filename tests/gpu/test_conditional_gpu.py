@@ -55,6 +55,8 @@ def test_the_decode_loop_runs_on_the_device_as_often_as_on_the_host_with_the_sam
     with WorkloadSession(EXAMPLES / "while_decode.py") as session:
         eager = session.request("measure", mode="eager", reps=5, warmup=1)
         graph = session.request("measure", mode="graph", reps=8, warmup=2)
+        knobs = {site["key"] for site in session.info["sites"]}
+    assert knobs == {"prefill#0", "finish#0"}  # the body's sites are not offered for in-place tuning
     assert graph["outputs"]["match"] and graph["outputs"]["exact"]
     assert eager["conditionals"]["decode#0"]["runs_per_step"] == [12] * 5  # LENGTH tokens per request
     loop = graph["conditionals"]["decode#0"]
