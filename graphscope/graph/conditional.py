@@ -93,8 +93,7 @@ def describe(reader: Any, node: DagNode, handle: Any, recorded: list[dict[str, A
         return
     node.detail["conditional"] = {k: v for k, v in info.items() if k != "graphs"}
     node.name = info.get("key") or label(node).lower()
-    sites = reader.body_sites(mine) if mine is not None else []
-    node.bodies = [reader.body_dag(graph, sites) for graph in info["graphs"]]
+    node.bodies = [reader.body_dag(graph, mine, i) for i, graph in enumerate(info["graphs"])]
 
 
 def attach_counts(dag: Dag, conditionals: dict[str, dict[str, Any]]) -> None:

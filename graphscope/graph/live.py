@@ -134,14 +134,24 @@ class LiveGraph:
             describe(self, node, handle, self.conditionals)
         return node
 
-    def body_dag(self, graph: Any, sites: list[Site]) -> Dag:
-        """A conditional node's body graph, read as this graph is (graph/conditional.py asks)."""
-        return BodyGraph(self.driver, self.runtime, int(graph), self.conditionals, sites).dag()
+    def body_dag(self, graph: Any, record: dict[str, Any] | None, index: int) -> Dag:
+        """A conditional node's body graph, read as this graph is (graph/conditional.py asks); its kernels
+        named by the sites the workload launched in that body (`record`: what it recorded, if anything)."""
+        own = self.body_sites(record, index) if record is not None else []
+        return BodyGraph(self.driver, self.runtime, int(graph), self.conditionals, self.sites, own).dag()
 
-    def body_sites(self, record: dict[str, Any]) -> list[Site]:
-        """The ctx.launch sites recorded inside a conditional construct's bodies."""
-        start, end = record.get("sites", (0, 0))
-        return list(self.sites[start:end])
+    def body_sites(self, record: dict[str, Any], index: int) -> list[Site]:
+        """The ctx.launch sites of one body of a conditional construct, those of conditionals nested in it
+        left out (they belong to the nested bodies)."""
+        ranges = record.get("body_sites") or [record.get("sites", (0, 0))]
+        start, end = ranges[index] if index < len(ranges) else (0, 0)
+        nested = {
+            i
+            for other in self.conditionals
+            if other is not record and start <= other["sites"][0] and other["sites"][1] <= end
+            for i in range(*other["sites"])
+        }
+        return [self.sites[i] for i in range(start, end) if i not in nested]
 
     def _match_sites(self, sites: list[Site]) -> dict[int, Site]:
         """Kernel nodes are in capture order, as are the recorded sites: pair them by kernel name."""
@@ -231,10 +241,16 @@ class BodyGraph(LiveGraph):
     conditionals included); its kernels are named with their sites but not edited in place."""
 
     def __init__(
-        self, driver: Any, runtime: Any, graph_handle: int, conditionals: list[dict[str, Any]], sites: list[Site]
+        self,
+        driver: Any,
+        runtime: Any,
+        graph_handle: int,
+        conditionals: list[dict[str, Any]],
+        sites: list[Site],
+        own: list[Site],
     ) -> None:
         self.driver, self.runtime = driver, runtime
-        self.conditionals, self.sites = conditionals, sites
+        self.conditionals, self.sites = conditionals, sites  # every site of the step (nested bodies look there)
         self.graph_id = None
         self.params = {}
         graph = driver.CUgraph(init_value=graph_handle)
@@ -246,7 +262,7 @@ class BodyGraph(LiveGraph):
         sources, targets, _data, edge_count = _check(driver.cuGraphGetEdges(graph, edge_count), "cuGraphGetEdges")
         self.edges = [(position[int(a)], position[int(b)]) for a, b in zip(sources[:edge_count], targets[:edge_count])]
         self.nodes = [self._describe(i, h) for i, h in enumerate(self.handles)]
-        self.site_of = self._match_sites(_outside_bodies(sites, []))
+        self.site_of = self._match_sites(own)
         self.effective = {}
 
     def dag(self, triton: frozenset[str] = frozenset()) -> Dag:

@@ -77,6 +77,7 @@ class LoopRecord:
     handle: int | None = None  # the cudaGraphConditionalHandle
     default: int = 0  # the handle's value at each launch before graphscope's kernel sets it
     sites: tuple[int, int] = (0, 0)  # ctx.sites recorded inside the bodies: [start, end)
+    body_sites: list[tuple[int, int]] = field(default_factory=list)  # each body's own [start, end) (captured)
     state: Any = None  # the device counters (int64[4 + bodies])
 
     def to_json(self) -> dict[str, Any]:
@@ -90,6 +91,7 @@ class LoopRecord:
             "handle": self.handle,
             "default": self.default,
             "sites": list(self.sites),
+            "body_sites": [list(r) for r in self.body_sites],
             "source": "recorded when the workload built the node",
         }
 
@@ -246,9 +248,11 @@ class Conditionals:
         mode = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
         _check(driver.cuStreamBeginCaptureToGraph(raw, graph, None, None, 0, mode), "cuStreamBeginCaptureToGraph")
         previous = self.ctx.use_stream(body_stream)
+        start = len(self.ctx.sites)
         try:
             with body_stream:
                 body(self.ctx)
+                record.body_sites.append((start, len(self.ctx.sites)))
                 handle_arg = np.uint64(record.handle or 0)
                 if record.kind == "while":
                     next_ = self.kernel("graphscope_loop_next")

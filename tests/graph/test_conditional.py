@@ -213,3 +213,12 @@ def test_details_list_the_loop_s_facts_in_words_not_a_dict():
     assert found["iterations per launch"] == "12" and found["per iteration"] == "4.3 us"
     assert found["fixed per launch"] == "9.1 us" and found["bodies"] == "body of WHILE decode#0: 4 nodes"
     assert "launch site" not in found and not any(str(v).startswith("{") for v in found.values())
+
+
+def test_each_body_is_named_by_its_own_sites_and_nested_ones_are_left_to_the_nested_node(monkeypatch):
+    live = _live(monkeypatch, "absent", recorded=True)  # any LiveGraph: body_sites reads its sites and records
+    live.sites = ["head", "then", "else1", "nested", "else2", "tail"]
+    outer = {"key": "if#0", "sites": [1, 5], "body_sites": [[1, 2], [2, 5]]}
+    live.conditionals = [{"key": "inner#0", "sites": [3, 4], "body_sites": [[3, 4]]}, outer]
+    assert live.body_sites(outer, 0) == ["then"] and live.body_sites(outer, 1) == ["else1", "else2"]
+    assert live.body_sites(live.conditionals[0], 0) == ["nested"]
