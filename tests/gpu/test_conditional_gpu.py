@@ -101,4 +101,6 @@ def test_if_else_and_switch_nodes_run_the_chosen_bodies_and_read_back(tmp_path):
     assert set(kinds) == {"taken#0", "other#0", "pick#0"}
     assert [len(kinds[k].bodies) for k in ("taken#0", "other#0", "pick#0")] == [2, 2, 3]
     assert kinds["pick#0"].detail["conditional"]["kind"] == "switch"
+    then, otherwise = kinds["taken#0"].bodies
+    assert (then.nodes[0].site, otherwise.nodes[0].site) == ("add1#0", "add10#0")
     assert graph["conditionals"]["taken#0"]["runs_per_step"] == [1, 1, 1]
