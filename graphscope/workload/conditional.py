@@ -103,6 +103,15 @@ def _check(result: tuple[Any, ...], what: str) -> Any:
     return result[1] if len(result) == 2 else result[1:]
 
 
+def _capture_info(driver: Any, stream: Any) -> tuple[Any, list[Any], int]:
+    """(graph being captured, the nodes the next captured work depends on, their count) of a capturing
+    stream: (status, id, graph, dependencies, [edge data,] count) after the error code, by position
+    (cuda-bindings 13 adds the edge data)."""
+    found = _check(driver.cuStreamGetCaptureInfo(stream), "cuStreamGetCaptureInfo")
+    count = int(found[-1])
+    return found[2], list(found[3] or [])[:count], count
+
+
 class Conditionals:
     """Per workload context: the condition kernels, each construct's counters and body streams."""
 
@@ -196,7 +205,7 @@ class Conditionals:
         from cuda.bindings import driver
 
         handle_stream = driver.CUstream(int(stream.ptr))
-        _, _, graph, _, _, _ = _check(driver.cuStreamGetCaptureInfo(handle_stream), "cuStreamGetCaptureInfo")
+        graph, _, _ = _capture_info(driver, handle_stream)
         context = _check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
         handle = _check(
             driver.cuGraphConditionalHandleCreate(graph, context, 0, driver.CU_GRAPH_COND_ASSIGN_DEFAULT),
@@ -210,7 +219,7 @@ class Conditionals:
         else:
             is_if = np.int32(record.kind == "if")
             self.kernel("graphscope_select")((1,), (1,), (handle_arg, flag, state, is_if), stream=stream)
-        _, _, graph, deps, _, count = _check(driver.cuStreamGetCaptureInfo(handle_stream), "cuStreamGetCaptureInfo")
+        graph, deps, count = _capture_info(driver, handle_stream)
         params = driver.CUgraphNodeParams()
         params.type = driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
         params.conditional.handle = handle
@@ -221,7 +230,7 @@ class Conditionals:
         }[record.kind]
         params.conditional.size = len(bodies)
         params.conditional.ctx = context
-        node = _check(driver.cuGraphAddNode(graph, list(deps[:count]), None, count, params), "cuGraphAddNode")
+        node = _check(driver.cuGraphAddNode(graph, deps, None, count, params), "cuGraphAddNode")
         record.node = int(node)
         out = params.conditional.phGraph_out
         graphs = [out[i] for i in range(len(bodies))] if isinstance(out, (list, tuple)) else [out]
