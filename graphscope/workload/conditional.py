@@ -149,7 +149,9 @@ class Conditionals:
         if state is None:
             if capturing:  # a fill now would be captured into the graph and reset the counters at each replay
                 raise RuntimeError(
-                    f"conditional {key!r} is first met while capturing: graphscope runs every step eagerly first"
+                    f"conditional {key!r} is first met while capturing: its counters live in device memory set up "
+                    "when the eager step first reaches it, and the eager step never did (a branch or loop body "
+                    "that did not run); make the eager reference step reach every conditional construct"
                 )
             state = self.states[key] = self.cupy.zeros(STATE_SLOTS + bodies, dtype=self.cupy.int64)
         return state
@@ -188,10 +190,16 @@ class Conditionals:
             return int(flag[:1].get(stream=stream)[0])
 
         if record.kind == "while":
-            done = 0
+            done, before, after = 0, dict(self._ordinals), None
             while value() != 0 and (record.limit < 0 or done < record.limit):
+                self._ordinals.clear()  # each iteration meets a nested construct under the key the capture gives it
+                self._ordinals.update(before)
                 bodies[0](self.ctx)
+                after = dict(self._ordinals)
                 done += 1
+            if after is not None:
+                self._ordinals.clear()
+                self._ordinals.update(after)
             counts[0] += done
             return
         chosen = value()

@@ -284,3 +284,26 @@ def test_a_body_that_fails_while_captured_ends_its_capture_and_gives_the_stream_
     with pytest.raises(ValueError, match="bad body"):
         ctx.while_loop(broken, flag, name="loop")
     assert driver.calls[-1][0] == "end" and ctx.stream is parent
+
+
+def test_a_loop_nested_in_a_loop_keeps_one_key_however_often_the_outer_body_runs(ctx):
+    inner_flag = _array([0], np.int32)
+    outer_flag = _array([3], np.int32)
+    inner_runs = []
+
+    def inner(ctx):
+        inner_flag[0] -= 1
+        inner_runs.append(1)
+
+    def outer(ctx):
+        inner_flag[0] = 2
+        ctx.while_loop(inner, inner_flag, name="inner")
+        outer_flag[0] -= 1
+
+    ctx.begin_step(record=True)
+    ctx.while_loop(outer, outer_flag, name="outer")
+    ctx.while_loop(outer, outer_flag, name="inner")  # a later construct of the same name: the next ordinal
+    ctx.end_step()
+    counts = ctx._conditionals.counts()
+    assert set(counts) == {"outer#0", "inner#0", "inner#1"}
+    assert counts["inner#0"] == {"runs": 6, "entries": 3} and len(inner_runs) == 6
