@@ -13,7 +13,7 @@ step() {  # step NAME SECONDS COMMAND...: run one guarded step, its output in $R
   timeout "$limit" "$@" > "$RESULTS/$name.log" 2>&1
   echo "   rc=$? $(date -u +%T)"; tail -4 "$RESULTS/$name.log"
 }
-gs() { python3 -m graphscope "$@"; }
+GS="python3 -m graphscope"  # timeout runs programs, not shell functions
 keep_traces() {  # the small files of the profiled runs: sidecars always, traces when small
   for f in "$TRACES"/*.conditionals.json "$TRACES"/*.pt.trace.json "$TRACES"/*.sqlite; do
     [ -f "$f" ] && [ "$(stat -c %s "$f")" -lt 1200000 ] && cp "$f" "$RESULTS/"
@@ -23,21 +23,33 @@ case "$CALL" in
   1)
     step probes 15 python3 benchmarks/probe_conditional.py
     step cost 20 python3 benchmarks/conditional_cost.py --no-torch --reps 10 --dot "$RESULTS/while_decode.dot"
-    step run_json 18 gs run examples/while_decode.py --reps 5 --warmup 1 --json
-    step run_torch 20 gs run examples/while_decode.py --mode graph --reps 3 --warmup 1 --profile torch \
+    step run_json 18 $GS run examples/while_decode.py --reps 5 --warmup 1 --json
+    step run_torch 20 $GS run examples/while_decode.py --mode graph --reps 3 --warmup 1 --profile torch \
       --trace-dir "$TRACES"
     keep_traces
     ;;
-  *)  # the one GPU call: facts first, then measurement, tests, the profiled runs (each step cut at its limit)
+  2)  # the one GPU call of the session: facts first, then measurement, tests, the profiled runs
     step probes 14 python3 benchmarks/probe_conditional.py
     step cost 24 python3 benchmarks/conditional_cost.py --reps 15 --dot "$RESULTS/while_decode.dot"
     step gpu_tests 30 python3 -m pytest -m gpu tests/gpu/test_conditional_gpu.py -q -s -x -p no:cacheprovider
-    step run_torch 16 gs run examples/while_decode.py --mode graph --reps 3 --warmup 1 --profile torch \
+    step run_torch 16 $GS run examples/while_decode.py --mode graph --reps 3 --warmup 1 --profile torch \
       --trace-dir "$TRACES"
     keep_traces
-    step run_nsys 16 gs run examples/while_decode.py --mode graph --reps 3 --warmup 1 --profile nsys \
+    step run_nsys 16 $GS run examples/while_decode.py --mode graph --reps 3 --warmup 1 --profile nsys \
       --trace-dir "$TRACES"
     keep_traces
+    ;;
+  *)  # 3: the final confirmation on merged main: what call 2 could not reach first (the profiled runs and
+      # their trace check, summary of the trace), then the GPU tests and the measurement
+    step run_torch 18 $GS run examples/while_decode.py --mode graph --reps 3 --warmup 1 --profile torch \
+      --trace-dir "$TRACES"
+    step summary_torch 8 $GS summary "$TRACES/while_decode_graph.pt.trace.json"
+    keep_traces
+    step gpu_tests 25 python3 -m pytest -m gpu tests/gpu/test_conditional_gpu.py -q -s -x -p no:cacheprovider
+    step run_nsys 25 $GS run examples/while_decode.py --mode graph --reps 3 --warmup 1 --profile nsys \
+      --trace-dir "$TRACES"
+    keep_traces
+    step cost 20 python3 benchmarks/conditional_cost.py --reps 20 --dot "$RESULTS/while_decode.dot"
     ls -la "$TRACES" > "$RESULTS/traces_ls.txt" 2>&1
     ;;
 esac
