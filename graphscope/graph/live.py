@@ -270,10 +270,14 @@ class BodyGraph(LiveGraph):
             if node.type == "kernel":
                 own = node.name.startswith("graphscope_")
                 node.detail["tunable"] = CONDITION_KERNEL if own else NOT_TUNABLE_IN_BODY if node.site else NOT_TUNABLE
-        notes = [NOT_TUNABLE_IN_BODY.replace("not tuned in place: a kernel", "kernels")] if self.site_of else []
+        notes = [BODY_SITES] if self.site_of else []
         return Dag(self.nodes, self.edges, "live", True, None, notes)
 
 
+BODY_SITES = (
+    "its launch sites are not tuned in place: their nodes are in a conditional node's body graph (a re-capture "
+    "with new block sizes changes them)"
+)
 NOT_TUNABLE_IN_BODY = (
     "not tuned in place: a kernel inside a conditional node's body graph (a re-capture with the new block "
     "sizes changes it)"

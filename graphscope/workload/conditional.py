@@ -194,7 +194,10 @@ class Conditionals:
             while value() != 0 and (record.limit < 0 or done < record.limit):
                 self._ordinals.clear()  # each iteration meets a nested construct under the key the capture gives it
                 self._ordinals.update(before)
+                start = len(self.ctx.sites)
                 bodies[0](self.ctx)
+                if not done:  # one iteration's launches: the body's kernels (the trace check looks for them)
+                    record.body_sites = [(start, len(self.ctx.sites))]
                 after = dict(self._ordinals)
                 done += 1
             if after is not None:
@@ -322,7 +325,8 @@ class LoopMeter:
         self.conditionals = conditionals
         self.records = {r.key: r for r in records}
         sites = conditionals.ctx.sites
-        self.body_kernels = {r.key: [s.kernel for s in sites[r.sites[0] : r.sites[1]]] for r in records}
+        ranges = {r.key: r.body_sites[0] if r.kind == "while" and r.body_sites else r.sites for r in records}
+        self.body_kernels = {key: [s.kernel for s in sites[a:b]] for key, (a, b) in ranges.items()}
         self.last = conditionals.counts()
         self.per_rep: dict[str, list[int]] = {key: [] for key in self.last}
         self.warmup: dict[str, int] = {}

@@ -307,3 +307,14 @@ def test_a_loop_nested_in_a_loop_keeps_one_key_however_often_the_outer_body_runs
     counts = ctx._conditionals.counts()
     assert set(counts) == {"outer#0", "inner#0", "inner#1"}
     assert counts["inner#0"] == {"runs": 6, "entries": 3} and len(inner_runs) == 6
+
+
+def test_the_meter_names_one_iteration_s_kernels_eagerly_as_captured(ctx):
+    from graphscope.workload.conditional import loop_meter
+
+    flag, body, _ = _countdown(ctx, 4)
+    ctx.begin_step(record=True)
+    ctx.while_loop(body, flag, name="decode")
+    ctx.end_step()
+    assert len(ctx.sites) == 4  # four iterations launched
+    assert loop_meter(ctx).body_kernels == {"decode#0": ["step"]}  # one iteration's kernels
