@@ -74,6 +74,7 @@ class NodeItem(QGraphicsRectItem):
         self.setPen(pen)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setToolTip(tooltip(node, len(fold), fold.median_ns, fold.module or module))
+        self.top_level = group >= 0  # -1: a box inside a conditional node's body
         self.conditional = node if node.type == "conditional" and len(fold) == 1 else None
         if self.conditional is not None:  # a box holding its body graphs (app/dag_conditional.py)
             self.setToolTip(conditional_tooltip(node))
@@ -287,5 +288,7 @@ class DagView(QGraphicsView):
         self.viewport().update()
 
     def _on_selection(self) -> None:
-        picked = [i for i in self.scene().selectedItems() if isinstance(i, NodeItem) and i.parentItem() is None]
+        # boxes inside a conditional node's body are not nodes of this graph (a Python flag: asking Qt for
+        # an item's parent here crashed the thousand-node test while its view was torn down)
+        picked = [i for i in self.scene().selectedItems() if isinstance(i, NodeItem) and i.top_level]
         self.node_selected.emit([n.index for item in picked for n in item.members])
