@@ -74,6 +74,7 @@ def graphscope_measure(reps: int, dot: Path | None) -> Any:
         eager_loop=eager["conditionals"]["decode#0"],
         graph_loop={k: v for k, v in loop.items() if k != "one_iteration_gpu_ns"},
         tokens_decoded_by_the_pos_output=pos,
+        condition_kernels_compiled_with=live.ctx._conditionals.compiled_with,
     )
     print(render_dag(dag, "live capture of while_decode.py"), flush=True)
     if dot is not None:

@@ -29,7 +29,8 @@ KINDS = ("while", "if", "switch")
 STATE_SLOTS = 4  # iterations in all, launches, iterations in the last launch, limit override (0: none)
 
 # cudaGraphSetConditional is a device-runtime builtin: NVRTC compiles a call to it without -rdc or
-# cudadevrt when the header declares it. Measured on the lent H100 (benchmarks/probe_conditional.py).
+# cudadevrt (the condition kernels ran on the lent H100). The header is tried first, a declaration of the
+# builtin second (`compiled_with` says which; benchmarks/probe_conditional.py tries both).
 _HEADER = "#include <cuda_device_runtime_api.h>\n"
 _DECLARED = (
     "typedef unsigned long long cudaGraphConditionalHandle;\n"
@@ -124,6 +125,7 @@ class Conditionals:
         self.records: list[LoopRecord] = []  # constructs of the last recorded step, in order
         self.eager: dict[str, list[int]] = {}  # key -> [iterations (or bodies run), entries] run eagerly
         self._ordinals: dict[str, int] = {}
+        self.compiled_with = ""  # how cudaGraphSetConditional was declared to NVRTC: "header" or "declared"
 
     def begin_step(self, record: bool) -> None:
         self._ordinals.clear()
@@ -135,8 +137,10 @@ class Conditionals:
             try:
                 self._module = self.cupy.RawModule(code=_HEADER + _KERNELS)
                 self._module.get_function(name)
+                self.compiled_with = "header"
             except Exception:  # an NVRTC without the device-runtime header: declare the builtin ourselves
                 self._module = self.cupy.RawModule(code=_DECLARED + _KERNELS)
+                self.compiled_with = "declared"
         return self._module.get_function(name)
 
     def _key(self, name: str) -> str:
