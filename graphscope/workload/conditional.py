@@ -171,7 +171,7 @@ class Conditionals:
         stream = self.ctx.stream
         capturing = bool(stream.is_capturing())
         state = self._state(key, len(bodies), capturing)
-        self.kernel("graphscope_select")  # compiled and loaded before any capture (CuPy's capture is global)
+        self.kernel("graphscope_select")  # compiled and loaded before any capture, never during one
         for index in range(len(bodies)):  # body streams made outside a capture too
             self._body_stream(f"{key}/{index}")
         record = LoopRecord(key, kind, len(bodies), -1 if limit is None else int(limit), state=state)
