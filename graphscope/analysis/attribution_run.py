@@ -96,7 +96,11 @@ def attribute_run_trace(path: Path) -> dict[str, Any]:
 
 def annotate_run(data: dict[str, Any]) -> None:
     """A run's JSON form gets `attribution` where its graph mode was profiled (workload/record.py's
-    `annotate`, from the CLI and the Run panel)."""
+    `annotate`, from the CLI and the Run panel), and each profiled mode the check of its conditional nodes
+    against its trace (analysis/conditional_trace.py)."""
+    from graphscope.analysis.conditional_trace import check_run
+
     graph = (data.get("traces") or {}).get("graph")
     if graph:
         data["attribution"] = attribute_run_trace(Path(graph["sqlite"]))
+    check_run(data)

@@ -41,4 +41,8 @@ def summary_of_file(
         captures, skipped = load_captures(capture, load_trace) if capture else (None, [])
         answer["capture_attribution"] = attribute(trace, captures, stacks=stacks)
         answer["capture_attribution"] |= {"skipped": skipped} if skipped else {}
+    from graphscope.analysis.conditional_trace import check_beside
+
+    checked = check_beside(trace, path)  # iterations graphscope counted when it wrote this trace
+    answer |= {"conditionals_in_trace": checked} if checked else {}
     return answer

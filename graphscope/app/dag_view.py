@@ -15,6 +15,14 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF, QWheelEvent
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView
 
+from graphscope.app.dag_conditional import (
+    body_origins,
+    conditional_tooltip,
+    draw_body,
+    grid_positions,
+    group_size,
+    paint_container,
+)
 from graphscope.core.colours import NO_MODULE_RGB, PDL_EDGE_RGB, PLAIN_EDGE_RGB, RGB, kind_rgb
 from graphscope.core.edge_kinds import PDL_UNMEASURED, VERDICT_TEXT, EdgeKind
 from graphscope.core.launch_config import format_dim
@@ -72,6 +80,10 @@ class NodeItem(QGraphicsRectItem):
             tooltip(node, len(fold), fold.median_ns, fold.module or module)
             + (f"\n{hidden} programmatic (PDL) edges between these nodes" if hidden else "")
         )
+        self.top_level = group >= 0  # -1: a box inside a conditional node's body
+        self.conditional = node if node.type == "conditional" and len(fold) == 1 else None
+        if self.conditional is not None:  # a box holding its body graphs (app/dag_conditional.py)
+            self.setToolTip(conditional_tooltip(node))
         self.title = fold.module if fold.module is not None else fold.label  # the module first, where it folds
         self.duration = f"{fold.median_ns / 1e3:.1f} us" if fold.median_ns is not None else ""
         if node.detail.get("launched_by"):  # a library kernel: who launched it says more than its block
@@ -86,6 +98,9 @@ class NodeItem(QGraphicsRectItem):
             self.subtitle = node.type if node.type != "kernel" else ""
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
+        if self.conditional is not None:
+            paint_container(painter, self.rect(), self.conditional, self.isSelected())
+            return
         painter.setPen(QPen(QColor(255, 200, 0), 4) if self.isSelected() else self.pen())
         painter.setBrush(self.brush())
         painter.drawRoundedRect(self.rect(), 6, 6)
@@ -154,6 +169,17 @@ def tooltip(node: DagNode, folded: int, median_ns: float | None = None, module: 
     return "\n".join(lines)
 
 
+def make_box(
+    fold: Fold, rect: QRectF, group: int = -1, share: float = 0.0, fill: RGB | None = None, module: str | None = None
+) -> NodeItem:
+    """A box for `fold` (group -1: inside a conditional body); a conditional node's holds its bodies."""
+    item = NodeItem(group, fold, share, rect, fill, module)
+    if item.conditional is not None:
+        for body, origin in zip(item.conditional.bodies, body_origins(rect, item.conditional)):
+            draw_body(item, body, origin, make_box)
+    return item
+
+
 class DagView(QGraphicsView):
     """Draws a Dag; `node_selected(list of node indices)` when the user picks a box (a fold picks all)."""
 
@@ -208,7 +234,7 @@ class DagView(QGraphicsView):
             if colours is not None:
                 fill = colours.get(module or "", NO_MODULE_RGB)
             share = fold.time_ns / total if total else 0.0
-            item = NodeItem(g, fold, share, QRectF(x, y, BOX_W, BOX_H), fill, module)
+            item = make_box(fold, QRectF(x, y, *group_size(fold)), g, share, fill, module)
             self.scene().addItem(item)
             self.items_by_group.append(item)
         self._edges(dag)
@@ -228,7 +254,8 @@ class DagView(QGraphicsView):
             cells = layered(len(groups), group_edges)
         else:
             cells = banded([fold.first.stream or 0 for fold in groups])
-        return {g: (column * (BOX_W + GAP_X), row * (BOX_H + GAP_Y)) for g, (column, row) in enumerate(cells)}
+        positions, _, _ = grid_positions(cells, [group_size(fold) for fold in groups])  # conditionals are larger
+        return dict(enumerate(positions))
 
     def _edges(self, dag: Dag) -> None:
         """One curve per pair of boxes: grey and solid for plain edges, dashed in PDL_EDGE_RGB where the edge is
@@ -318,5 +345,7 @@ class DagView(QGraphicsView):
         self.viewport().update()
 
     def _on_selection(self) -> None:
-        picked = [i for i in self.scene().selectedItems() if isinstance(i, NodeItem)]
+        # boxes inside a conditional node's body are not nodes of this graph (a Python flag: asking Qt for
+        # an item's parent here crashed the thousand-node test while its view was torn down)
+        picked = [i for i in self.scene().selectedItems() if isinstance(i, NodeItem) and i.top_level]
         self.node_selected.emit([n.index for item in picked for n in item.members])

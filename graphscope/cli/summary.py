@@ -63,12 +63,14 @@ def run(args: argparse.Namespace) -> int:
         print(kept)
         return 0
     from graphscope.analysis.summary_file import summary_of_file
+    from graphscope.text.conditional import summary_lines
     from graphscope.text.summary import render_summary
 
     summary = summary_of_file(
         path, args.top, args.range, args.nvtx, args.whole_trace, args.by_nvtx, args.capture, args.stacks
     )
-    answer = json.dumps(summary, indent=2) if args.json else render_summary(summary)
+    conditionals = summary_lines(summary.get("conditionals_in_trace"))  # graphscope counted them as it wrote the trace
+    answer = json.dumps(summary, indent=2) if args.json else render_summary(summary) + conditionals
     print(answer)
     if question:
         answer_cache.put(path, question, answer)

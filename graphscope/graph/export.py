@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from graphscope.core.colours import PDL_EDGE_RGB, hex_of
 from graphscope.core.launch_config import format_dim
+from graphscope.graph.conditional import body_title, facts, label
 from graphscope.graph.edges import dot_attributes, inner_programmatic
-from graphscope.graph.model import Dag, Fold
+from graphscope.graph.model import Dag, DagNode, Fold
 
 SHAPES = {
     "kernel": "box",
@@ -16,6 +17,7 @@ SHAPES = {
     "empty": "point",
     "host": "ellipse",
     "graph": "folder",
+    "conditional": "hexagon",
 }
 
 
@@ -36,23 +38,61 @@ def _label(fold: Fold) -> str:
 
 
 def to_dot(dag: Dag, fold: bool = True) -> str:
-    """DOT text; with `fold`, runs of identical nodes become one node 'xN' (`Dag.fold`)."""
+    """DOT text; with `fold`, runs of identical nodes become one node 'xN' (`Dag.fold`). A conditional
+    node is a cluster holding its node and its body graphs (`cluster_nK`, bodies `nK_bI_...`)."""
+    lines = ["digraph graphscope {", "  rankdir=LR;", "  compound=true;"]
+    lines.append('  node [fontname="Helvetica", fontsize=10];')
+    if not dag.edges_known:
+        lines.append('  label="edges unknown (from a trace)";')
+    lines += _graph_lines(dag, fold, "n", "  ")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _graph_lines(dag: Dag, fold: bool, prefix: str, indent: str) -> list[str]:
+    """Node and edge lines of one graph (the top level, or a body with its own `prefix`)."""
     groups = dag.fold() if fold else dag.fold(at=len(dag.nodes) + 1)
     representative = {}
     for group in groups:
         for member in group.members:
             representative[dag.nodes[member].index] = group.first.index
-    lines = ["digraph graphscope {", "  rankdir=LR;", '  node [fontname="Helvetica", fontsize=10];']
-    if not dag.edges_known:
-        lines.append('  label="edges unknown (from a trace)";')
+    lines = []
     for group in groups:
         node = group.first
-        lines.append(f'  n{node.index} [shape={SHAPES.get(node.type, "box")}, label="{_label(group)}"];')
+        if node.type == "conditional":
+            lines += _cluster_lines(node, fold, f"{prefix}{node.index}", indent)
+        else:
+            shape = SHAPES.get(node.type, "box")
+            lines.append(f'{indent}{prefix}{node.index} [shape={shape}, label="{_label(group)}"];')
     seen = set()
     for position, (a, b) in enumerate(dag.edges):
         edge = (representative[a], representative[b])
         if edge[0] != edge[1] and edge not in seen:
             seen.add(edge)
-            lines.append(f"  n{edge[0]} -> n{edge[1]}{dot_attributes(dag, position, hex_of(PDL_EDGE_RGB))};")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+            attributes = dot_attributes(dag, position, hex_of(PDL_EDGE_RGB))
+            lines.append(f"{indent}{prefix}{edge[0]} -> {prefix}{edge[1]}{attributes};")
+    return lines
+
+
+def _cluster_lines(node: DagNode, fold: bool, name: str, indent: str) -> list[str]:
+    """A conditional node: a cluster labelled with its type and facts, its own node first, then each body
+    graph in a cluster of its own, entered from the node by a dashed edge."""
+    title = _escape(f"{node.index}: {label(node)} {node.name}")
+    known = _escape(facts(node))
+    lines = [f"{indent}subgraph cluster_{name} {{"]
+    lines.append(f'{indent}  label="{title}' + (f"\\n{known}" if known else "") + '";')
+    lines.append(f'{indent}  style=rounded; {name} [shape=hexagon, label="{_escape(label(node))}"];')
+    for i, body in enumerate(node.bodies):
+        inner = f"{name}_b{i}_"
+        lines.append(f"{indent}  subgraph cluster_{name}_b{i} {{")
+        lines.append(f'{indent}    label="{_escape(body_title(node, i))}"; style=dashed;')
+        lines += _graph_lines(body, fold, inner, indent + "    ")
+        lines.append(f"{indent}  }}")
+        heads = [n.index for n in body.nodes if all(b != n.index for _, b in body.edges)]
+        lines += [f"{indent}  {name} -> {inner}{h} [style=dashed];" for h in heads[:1]]
+    lines.append(f"{indent}}}")
+    return lines
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')

@@ -24,6 +24,8 @@ NOT_TUNABLE = (
     "configuration it was built for; only ctx.launch sites are tuned"
 )
 
+CONDITION_KERNEL = "graphscope's condition kernel: it sets a conditional node's condition and counts its runs"
+
 NOT_TUNABLE_TRITON = (
     "not tunable in place: a Triton kernel's block is compiled into it (num_warps and its BLOCK constexprs "
     "fix the threads per block and the tile each thread works on), so a new launch shape would run the "
@@ -52,6 +54,12 @@ def copy_direction(params: Any, driver: Any = None) -> str:
     return f"{side('srcMemoryType', 'srcDevice')}to{side('dstMemoryType', 'dstDevice')}"
 
 
+def _outside_bodies(sites: list[Site], conditionals: list[dict[str, Any]]) -> list[Site]:
+    """The sites launched in the top-level graph: those inside conditional bodies are in body graphs."""
+    inside = {i for record in conditionals for i in range(*record.get("sites", (0, 0)))}
+    return [site for i, site in enumerate(sites) if i not in inside]
+
+
 def _check(result: tuple[Any, ...], what: str) -> tuple[Any, ...]:
     error = result[0]
     if int(error) != 0:
@@ -62,10 +70,14 @@ def _check(result: tuple[Any, ...], what: str) -> tuple[Any, ...]:
 class LiveGraph:
     """One captured graph, by its raw handles: its nodes in capture order, edges, and in-place edits."""
 
-    def __init__(self, graph_handle: int, exec_handle: int, sites: list[Site]) -> None:
+    def __init__(
+        self, graph_handle: int, exec_handle: int, sites: list[Site], conditionals: list[dict[str, Any]] | None = None
+    ) -> None:
         from cuda.bindings import driver, runtime
 
         self.driver, self.runtime = driver, runtime
+        self.conditionals = conditionals or []  # what the workload built (workload/conditional.py LoopRecord)
+        self.sites = sites
         self.exec_handle = exec_handle
         graph = driver.CUgraph(init_value=graph_handle)
         self.exec = driver.CUgraphExec(init_value=exec_handle)
@@ -78,7 +90,7 @@ class LiveGraph:
         self.graph_id = self._exec_id()
         self.params: dict[int, Any] = {}  # node index -> its kernel params (from the source graph)
         self.nodes = [self._describe(i, h) for i, h in enumerate(self.handles)]
-        self.site_of = self._match_sites(sites)
+        self.site_of = self._match_sites(_outside_bodies(sites, self.conditionals))
         self.effective: dict[int, tuple[Dim, Dim, int]] = {}  # node -> (block, grid, shared bytes) now in effect
 
     def _exec_id(self) -> int | None:
@@ -115,7 +127,30 @@ class LiveGraph:
                 "direction": copy_direction(params, self.driver),
             }
             node.name = f"memcpy {node.detail['direction']}"
+        elif type_name == "conditional":  # its type and body graphs (graph/conditional.py)
+            from graphscope.graph.conditional import describe
+
+            describe(self, node, handle, self.conditionals)
         return node
+
+    def body_dag(self, graph: Any, record: dict[str, Any] | None, index: int) -> Dag:
+        """A conditional node's body graph, read as this graph is (graph/conditional.py asks); its kernels
+        named by the sites the workload launched in that body (`record`: what it recorded, if anything)."""
+        own = self.body_sites(record, index) if record is not None else []
+        return BodyGraph(self.driver, self.runtime, int(graph), self.conditionals, self.sites, own).dag()
+
+    def body_sites(self, record: dict[str, Any], index: int) -> list[Site]:
+        """The ctx.launch sites of one body of a conditional construct, those of conditionals nested in it
+        left out (they belong to the nested bodies)."""
+        ranges = record.get("body_sites") or [record.get("sites", (0, 0))]
+        start, end = ranges[index] if index < len(ranges) else (0, 0)
+        nested = {
+            i
+            for other in self.conditionals
+            if other is not record and start <= other["sites"][0] and other["sites"][1] <= end
+            for i in range(*other["sites"])
+        }
+        return [self.sites[i] for i in range(start, end) if i not in nested]
 
     def _match_sites(self, sites: list[Site]) -> dict[int, Site]:
         """Kernel nodes are in capture order, as are the recorded sites: pair them by kernel name."""
@@ -131,7 +166,11 @@ class LiveGraph:
         """The graph as plain data; kernels named in `triton` (the workload's @triton.jit functions) or
         named as Inductor names its kernels ('triton_...') are user kernels that are still not tunable."""
         notes = []
-        unmatched = [n for n in self.nodes if n.type == "kernel" and n.site is None]
+        for node in self.nodes:  # graphscope's own condition kernels (workload/conditional.py)
+            if node.type == "kernel" and node.name.startswith("graphscope_"):
+                node.detail["tunable"] = CONDITION_KERNEL
+        kernels = [n for n in self.nodes if n.type == "kernel" and not n.name.startswith("graphscope_")]
+        unmatched = [n for n in kernels if n.site is None]
         user = [n for n in unmatched if n.name in triton or n.name.startswith("triton_")]
         for node in unmatched:
             node.detail["tunable"] = NOT_TUNABLE
@@ -194,3 +233,51 @@ class LiveGraph:
         finally:
             for name, value in zip(fields, kept):
                 setattr(params, name, value)
+
+
+class BodyGraph(LiveGraph):
+    """A conditional node's body graph: its nodes and edges read like the top-level graph's (nested
+    conditionals included); its kernels are named with their sites but not edited in place."""
+
+    def __init__(
+        self,
+        driver: Any,
+        runtime: Any,
+        graph_handle: int,
+        conditionals: list[dict[str, Any]],
+        sites: list[Site],
+        own: list[Site],
+    ) -> None:
+        self.driver, self.runtime = driver, runtime
+        self.conditionals, self.sites = conditionals, sites  # every site of the step (nested bodies look there)
+        self.graph_id = None
+        self.params = {}
+        graph = driver.CUgraph(init_value=graph_handle)
+        (_, count) = _check(driver.cuGraphGetNodes(graph, 0), "cuGraphGetNodes (count)")
+        (nodes, count) = _check(driver.cuGraphGetNodes(graph, count), "cuGraphGetNodes")
+        self.handles = list(nodes)[:count]
+        position = {int(h): i for i, h in enumerate(self.handles)}
+        (_, _, _, edge_count) = _check(driver.cuGraphGetEdges(graph, 0), "cuGraphGetEdges (count)")
+        sources, targets, _data, edge_count = _check(driver.cuGraphGetEdges(graph, edge_count), "cuGraphGetEdges")
+        self.edges = [(position[int(a)], position[int(b)]) for a, b in zip(sources[:edge_count], targets[:edge_count])]
+        self.nodes = [self._describe(i, h) for i, h in enumerate(self.handles)]
+        self.site_of = self._match_sites(own)
+        self.effective = {}
+
+    def dag(self, triton: frozenset[str] = frozenset()) -> Dag:
+        for node in self.nodes:
+            if node.type == "kernel":
+                own = node.name.startswith("graphscope_")
+                node.detail["tunable"] = CONDITION_KERNEL if own else NOT_TUNABLE_IN_BODY if node.site else NOT_TUNABLE
+        notes = [BODY_SITES] if self.site_of else []
+        return Dag(self.nodes, self.edges, "live", True, None, notes)
+
+
+BODY_SITES = (
+    "its launch sites are not tuned in place: their nodes are in a conditional node's body graph (a re-capture "
+    "with new block sizes changes them)"
+)
+NOT_TUNABLE_IN_BODY = (
+    "not tuned in place: a kernel inside a conditional node's body graph (a re-capture with the new block "
+    "sizes changes it)"
+)

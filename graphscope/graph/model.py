@@ -31,9 +31,13 @@ class DagNode:
     launches: int = 0  # how many executions the duration summarises
     stream: int | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+    bodies: list[Dag] = field(default_factory=list)  # a conditional node's body graphs (graph/conditional.py)
 
     def same_as(self, other: DagNode) -> bool:
-        """The one definition of "identical" for folding: same work, same launch, same stream."""
+        """The one definition of "identical" for folding: same work, same launch, same stream (a
+        conditional node, which holds graphs, is never folded)."""
+        if self.bodies or other.bodies or self.type == "conditional":
+            return False
         return (self.type, self.name, self.grid, self.block, self.stream) == (
             other.type,
             other.name,
@@ -58,6 +62,8 @@ class DagNode:
         data["block"] = list(self.block) if self.block else None
         if self.detail:
             data["detail"] = self.detail
+        if self.bodies:
+            data["bodies"] = [body.to_json() for body in self.bodies]
         return data
 
     @classmethod
@@ -75,6 +81,7 @@ class DagNode:
             launches=data.get("launches", 0),
             stream=data.get("stream"),
             detail=data.get("detail", {}),
+            bodies=[Dag.from_json(body) for body in data.get("bodies", [])],
         )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from graphscope.core.rules import PROFILER_DISTORTS
 from graphscope.core.text import printable_tree
 from graphscope.core.units import format_ns
+from graphscope.text import conditional as conditional_trace
 
 
 def _cell(stats: dict[str, float], interval: bool = False) -> str:
@@ -63,6 +64,7 @@ def render_run(report: dict[str, Any]) -> str:
     own = report.get("own_cost")
     if own:
         lines.append("  " + own_cost_line(own))
+    lines += conditional_trace.run_lines(report)  # conditional nodes: iterations and their cost
     for mode, result in report["modes"].items():
         outputs = result["outputs"]
         if outputs.get("nonfinite"):
@@ -94,6 +96,7 @@ def render_run(report: dict[str, Any]) -> str:
                 line += f", {seen['overhead']:+.1%} against the unprofiled run"
             line += ")"
         lines.append(line)
+        lines += conditional_trace.trace_lines(seen or {})
         if seen and (seen.get("overhead") or 0) > PROFILER_DISTORTS:
             lines.append(
                 f"    the profiler slowed {mode} by more than {PROFILER_DISTORTS:.0%}: its launch figures are the "

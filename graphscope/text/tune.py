@@ -30,7 +30,8 @@ def render_dag(dag: Dag, title: str) -> str:
     ]
     lines += [f"  note: {printable(note)}" for note in dag.notes]
     attributed = any(n.detail.get("launched_by") for n in dag.nodes)
-    header = f"  {'nodes':<11} {'type':<8} {'name':<22} {'grid':<12} {'block':<10} {'site':<14} {'duration':<15}"
+    wide = max([8] + [len(n.type) for n in dag.nodes])  # "conditional" is wider than the usual kinds
+    header = f"  {'nodes':<11} {'type':<{wide}} {'name':<22} {'grid':<12} {'block':<10} {'site':<14} {'duration':<15}"
     lines.append(header + (" launched by" if attributed else ""))
     for fold in dag.fold():
         first = fold.first
@@ -41,12 +42,23 @@ def render_dag(dag: Dag, title: str) -> str:
         if len(fold) > 1 and fold.median_ns is not None:
             duration += " median"
         lines.append(
-            f"  {fold.span:<11} {first.type:<8} {printable(first.name)[:22]:<22} {_dim(first.grid):<12} "
+            f"  {fold.span:<11} {first.type:<{wide}} {printable(first.name)[:22]:<22} {_dim(first.grid):<12} "
             f"{_dim(first.block):<10} {site:<14} {duration:<15}"
             + (f" {printable(str(first.detail.get('launched_by', '-')))}" if attributed else "")
         )
+        if first.type == "conditional":  # its facts, then each body graph indented (graph/conditional.py)
+            lines += _conditional_lines(first)
     lines += pdl_lines(dag)  # programmatic edges (PDL), with their gaps and verdicts where measured
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _conditional_lines(node: Any) -> list[str]:
+    from graphscope.graph.conditional import body_title, facts, label
+
+    lines = [f"    {label(node)}: {printable(facts(node) or 'nothing measured')}"]
+    for i, body in enumerate(node.bodies):
+        lines += ["    " + line for line in render_dag(body, body_title(node, i)).splitlines()]
+    return lines
 
 
 def render_tuning(result: dict[str, Any]) -> str:

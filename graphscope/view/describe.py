@@ -202,7 +202,8 @@ def describe_nodes(nodes: list[DagNode]) -> tuple[str, Fields]:
             ("block", format_dim(node.block, whole=True)),
             ("shared memory", format_bytes(node.shared_mem)),
         ]
-    fields.append(("launch site", node.site or "none (not tunable)"))
+    if node.type != "conditional":
+        fields.append(("launch site", node.site or "none (not tunable)"))
     if node.trace_id is not None:
         graph, index = graph_of(node.trace_id), index_in_graph(node.trace_id)
         fields.append(("trace id", f"{node.trace_id} (graph {graph}, node {index})"))
@@ -217,6 +218,11 @@ def describe_nodes(nodes: list[DagNode]) -> tuple[str, Fields]:
         )
     if node.stream is not None:
         fields.append(("stream", str(node.stream)))
+    if node.type == "conditional":  # its type, iterations and bodies (graph/conditional.py)
+        from graphscope.graph.conditional import fields as conditional_fields
+
+        fields += conditional_fields(node)
     for key, value in node.detail.items():
-        fields.append((key, format_bytes(value) if key == "bytes" else str(value)))
+        if key != "conditional":
+            fields.append((key, format_bytes(value) if key == "bytes" else str(value)))
     return title, fields

@@ -71,6 +71,8 @@ class WorkloadContext:
 
         self.cupy = cupy
         self.stream = cupy.cuda.Stream(non_blocking=True)
+        self._stream_cell = [self.stream]  # ctx.launch's default stream: a conditional body's while it is captured
+        self._conditionals: Any = None  # workload/conditional.py, made at the first ctx.while_loop / if_else / switch
         config = config or LaunchConfig()
         self.sites: list[Site] = []
         self.batch: int | None = None  # the batch size being built, for workloads that declare SIZES
@@ -125,7 +127,7 @@ class WorkloadContext:
             self._plans,
             self._position,
             self._config_cell,
-            self.stream,
+            self._stream_cell,
             self._plan,
         )
 
@@ -162,7 +164,7 @@ class WorkloadContext:
                 or plan[12] != pdl
             ):
                 plan = replan(at, kernel, problem, block, name, shared_mem, grid, pdl=pdl)
-            plan[7](plan[9], plan[8], args, shared_mem=plan[10], stream=stream or default_stream)
+            plan[7](plan[9], plan[8], args, shared_mem=plan[10], stream=stream or default_stream[0])
             return plan[4]
 
         return launch
@@ -191,6 +193,7 @@ class WorkloadContext:
             self._plan,
         )
         target = stream or self.stream
+        current = self._stream_cell  # the slow path (every recorded step) follows a conditional body's stream
         site_name = name or kernel.name
         # (raw kernel, grid, block, shared memory) as CuPy takes them, while every call gets the same;
         # emptied while a step records and when the config changes. One cell read and no other test on
@@ -210,7 +213,7 @@ class WorkloadContext:
             overrides = (*config[0].blocks, *config[0].pdl)
             if not recording[0] and not any(key.startswith(site_name + "#") for key in overrides):
                 direct[0] = (plan[7], plan[9], plan[8], plan[10])
-            plan[7](plan[9], plan[8], args, shared_mem=plan[10], stream=target)
+            plan[7](plan[9], plan[8], args, shared_mem=plan[10], stream=stream or current[0])
 
         return launch
 
@@ -308,6 +311,37 @@ class WorkloadContext:
 
         copy(dst, src, stream or self.stream)
 
+    def while_loop(
+        self, body: Callable[[Any], Any], flag: Any, max_iterations: int | None = None, name: str = "while"
+    ) -> None:
+        """`while flag[0] != 0: body(ctx)` (at most `max_iterations` times): a WHILE conditional node when
+        captured, a host loop eagerly. `flag`: a one-element CuPy int32 array the body's kernels set
+        (workload/conditional.py)."""
+        self._conditional().run("while", [body], flag, max_iterations, name)
+
+    def if_else(
+        self, then: Callable[[Any], Any], flag: Any, otherwise: Callable[[Any], Any] | None = None, name: str = "if"
+    ) -> None:
+        """`then(ctx)` if flag[0] != 0, else `otherwise(ctx)`: an IF (/ELSE) conditional node when captured."""
+        self._conditional().run("if", [then] if otherwise is None else [then, otherwise], flag, None, name)
+
+    def switch(self, cases: Sequence[Callable[[Any], Any]], flag: Any, name: str = "switch") -> None:
+        """`cases[flag[0]](ctx)` (none when out of range): a SWITCH conditional node when captured."""
+        self._conditional().run("switch", list(cases), flag, None, name)
+
+    def _conditional(self) -> Any:
+        if self._conditionals is None:
+            from graphscope.workload.conditional import Conditionals
+
+            self._conditionals = Conditionals(self)
+        return self._conditionals
+
+    def use_stream(self, stream: Any) -> Any:
+        """Make `stream` the step's stream (ctx.stream, ctx.launch's default); returns the one it replaces."""
+        previous, self.stream = self.stream, stream
+        self._stream_cell[0] = stream
+        return previous
+
     def new_stream(self) -> Any:
         """An extra non-blocking stream for fork/join steps (join it back into `ctx.stream`)."""
         return self.cupy.cuda.Stream(non_blocking=True)
@@ -320,6 +354,8 @@ class WorkloadContext:
         self._position[0] = 0
         self.recording = record
         self._recording_cell[0] = record
+        if self._conditionals is not None:
+            self._conditionals.begin_step(record)
         if record:
             self.sites = []
             self.launch_counts = {"launch": 0, "launcher": 0}

@@ -13,6 +13,13 @@ import numpy as np
 from graphscope.core.events import CAPTURE_RANGE, measured_range, warmup_range
 from graphscope.core.launch_config import Dim, LaunchConfig, Site, block_problem
 from graphscope.core.rules import OUTPUT_TOLERANCES
+from graphscope.workload.conditional import loop_meter
+
+
+def _records(ctx: Any) -> list[Any]:
+    """The conditional constructs of the step just recorded (workload/conditional.py), as JSON."""
+    conditionals = getattr(ctx, "_conditionals", None)
+    return [r.to_json() for r in conditionals.records] if conditionals is not None else []
 
 
 class BadWorkload(Exception):
@@ -129,11 +136,15 @@ class LiveWorkload:
         self.live_graph: Any = None
         self.capture: dict[str, int] = {}
         self.capture_sites: list[Site] = []
+        self.capture_loops: list[Any] = []
         self.launches: list[dict[str, Any]] | str | None = None  # a torch step's profiled launches, or why not
         self.reset_state()
         self.fw.run(step, record=True)  # compiles kernels, records sites, gives the reference outputs
         self.fw.synchronize()
-        self.eager_sites = list(self.ctx.sites)
+        # the knobs tuning offers: sites inside a conditional node's body are left out (their nodes live
+        # in body graphs, which are not edited in place: graph/live.py)
+        inside = {i for record in _records(self.ctx) for i in range(*record["sites"])}
+        self.eager_sites = [site for i, site in enumerate(self.ctx.sites) if i not in inside]
         self.reference = self.fw.snapshot()
         self.dtypes = self.fw.ctx.output_dtypes()
 
@@ -159,6 +170,7 @@ class LiveWorkload:
         t3 = time.perf_counter_ns()
         self.graph, self.live_graph = graph, None
         self.capture_sites = list(self.ctx.sites)
+        self.capture_loops = _records(self.ctx)  # conditional nodes as the capture built them (live DAG)
         self.capture = {
             "capture_ns": t1 - t0,
             "instantiate_ns": t2 - t1,
@@ -187,6 +199,7 @@ class LiveWorkload:
             def once() -> None:
                 fw.run(self.step)
 
+        meter = loop_meter(self.ctx) if hasattr(self.ctx, "_conditionals") else None
         if nvtx:
             fw.push(warmup_range(mode))
         for _ in range(warmup):
@@ -195,6 +208,8 @@ class LiveWorkload:
         fw.synchronize()
         if nvtx:
             fw.pop()
+        if meter is not None:
+            meter.warmup_done(warmup)
         start, end = fw.event(), fw.event()
         gpu, wall, submit = [], [], []
         for rep in range(reps):
@@ -210,6 +225,8 @@ class LiveWorkload:
             t2 = time.perf_counter_ns()
             if nvtx:
                 fw.pop()
+            if meter is not None:
+                meter.rep()  # untimed: the conditionals' counters read after the end event
             gpu.append(fw.elapsed_ns(start, end))
             wall.append(t2 - t0)
             submit.append(t1 - t0)
@@ -222,7 +239,35 @@ class LiveWorkload:
                 "outputs": compare_outputs(self.reference, fw.snapshot(), self.dtypes),
             }
         )
+        if meter is not None:  # a profiled run spends no replays on the one-iteration split (its trace stays plain)
+            info["conditionals"] = self._conditional_costs(meter, "profiled" if nvtx else mode, gpu, reps)
         return info
+
+    def _conditional_costs(self, meter: Any, mode: str, gpu: list[float], reps: int) -> dict[str, Any]:
+        """Iterations per step of each conditional construct, and for a captured WHILE loop of more than
+        one iteration the step replayed with it capped at one (fixed cost and per-iteration cost apart)."""
+        from graphscope.workload.conditional import split_fixed_cost
+
+        found = meter.result(gpu)
+        if mode != "graph":
+            return found
+        fw, start, end = self.fw, self.fw.event(), self.fw.event()
+
+        def replay() -> float:
+            self.reset_state()
+            fw.record(start)
+            fw.launch(self.graph)
+            fw.record(end)
+            end.synchronize()
+            return float(fw.elapsed_ns(start, end))
+
+        for key, loop in found.items():
+            if loop["kind"] == "while" and (loop["runs_median"] or 0) > 1:
+                usual = float(np.median(gpu))
+                runs, times = loop["runs_median"], max(reps // 2, 5)
+                loop.update(split_fixed_cost(meter.conditionals, key, runs, usual, replay, times))
+        self.reset_state()
+        return found
 
     def dag(self) -> dict[str, Any]:
         """The captured graph's DAG; a torch step's kernel nodes carry the module and operator that launched
@@ -232,6 +277,11 @@ class LiveWorkload:
             from graphscope.workload.pdl import annotate_pdl
 
             annotate_pdl(dag, self)
+        if self.capture_loops:  # a few replays count each conditional node's iterations (graph/conditional.py)
+            from graphscope.graph.conditional import attach_counts
+
+            attach_counts(dag, self.measure("graph", 5, 1).get("conditionals", {}))
+            dag.notes.append("conditional nodes: iterations counted over 5 replays by graphscope's condition kernels")
         if self.fw.name == "torch":
             from graphscope.graph.launched_by import attach_launchers
             from graphscope.workload.op_attribution import profiled_launches
@@ -258,7 +308,7 @@ class LiveWorkload:
         if self.graph is None:
             self.capture_graph()
         if self.live_graph is None:
-            self.live_graph = LiveGraph(*self.fw.handles(self.graph), self.capture_sites)
+            self.live_graph = LiveGraph(*self.fw.handles(self.graph), self.capture_sites, self.capture_loops)
         return self.live_graph
 
     def apply(self, config: LaunchConfig, force: bool = False) -> dict[str, Any]:

@@ -44,6 +44,7 @@ def profile_modes(
             "wall_ns": float(median(answer["wall_ns"])),
             "gpu_ns": float(median(answer["gpu_ns"])),
             **({"capture": answer["capture"]} if answer.get("capture") else {}),  # captured while recording
+            **({"conditionals": answer["conditionals"]} if answer.get("conditionals") else {}),
         }
         for mode, answer in measured.items()
     }

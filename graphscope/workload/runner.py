@@ -21,6 +21,7 @@ class ModeResult:
     samples: dict[str, list[float]]  # gpu_ns, wall_ns, submit_ns per repetition
     capture: dict[str, int] | None
     outputs: dict[str, Any]
+    conditionals: dict[str, Any] | None = None  # per conditional construct: runs per step, costs (conditional.py)
 
     def stats(self, metric: str) -> SampleStats:
         return describe(self.samples[metric])
@@ -33,6 +34,7 @@ class ModeResult:
             "outputs": self.outputs,
             "stats": {m: self.stats(m).to_json() for m in ("gpu_ns", "wall_ns", "submit_ns")},
             "repetitions_for_1pct": repetitions_needed(self.samples["wall_ns"]),
+            **({"conditionals": self.conditionals} if self.conditionals else {}),
         }
 
 
@@ -181,6 +183,7 @@ def run_workload(
                 {k: answer[k] for k in ("gpu_ns", "wall_ns", "submit_ns")},
                 answer.get("capture"),
                 answer["outputs"],
+                answer.get("conditionals"),
             )
         info = session.info
         own_cost = session.request("own_cost")["own_cost"] if "eager" in results else None

@@ -8,7 +8,6 @@ import types
 
 import numpy as np
 import pytest
-from graphscope.text.tune import render_dag
 
 from graphscope.core.colours import PDL_EDGE_RGB, hex_of
 from graphscope.core.edge_kinds import (
@@ -26,6 +25,7 @@ from graphscope.core.events import node_id
 from graphscope.graph.edges import EdgeKinds, edge_gaps, judge_pdl, kinds_of, read_edges
 from graphscope.graph.export import to_dot
 from graphscope.graph.model import Dag, DagNode
+from graphscope.text.tune import render_dag
 
 PDL = (EdgeKind.PROGRAMMATIC, Port.PROGRAMMATIC, Port.DEFAULT)
 PLAIN = (EdgeKind.DEFAULT, Port.DEFAULT, Port.DEFAULT)

@@ -24,6 +24,7 @@ def test_the_promised_examples_ship():
     names = {"seed_vecadd", "forkjoin", "transformer_step", "decoder_step", "torch_block", "batched_mlp"}
     names |= {"request_pipeline", "triton_mlp", "hf_decode"}
     names |= {"pdl_chain"}  # issue 47
+    names |= {"while_decode"}  # a WHILE conditional node (ctx.while_loop)
     assert {p.stem for p in EXAMPLES} == names
     assert load_module(EXAMPLES[[p.stem for p in EXAMPLES].index("torch_block")]).FRAMEWORK == "torch"
 
