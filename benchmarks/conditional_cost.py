@@ -49,7 +49,7 @@ def guarded(function: Any) -> Any:
 
 @guarded
 def graphscope_measure(reps: int, dot: Path | None) -> Any:
-    from graphscope.report.tune_text import render_dag
+    from graphscope.text.tune import render_dag
 
     from graphscope.graph.export import to_dot
     from graphscope.graph.model import Dag

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graphscope.report.run_text import render_run
+from graphscope.text.run import render_run
 
 from graphscope.analysis.conditional_trace import check, check_run, expected_runs, sidecar_of
 from graphscope.cli import main

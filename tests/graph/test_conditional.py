@@ -11,7 +11,7 @@ import types
 from enum import Enum
 
 import pytest
-from graphscope.report.tune_text import render_dag
+from graphscope.text.tune import render_dag
 
 from graphscope.core.launch_config import Site
 from graphscope.graph.conditional import attach_counts, body_kernel_names, facts, label, walk
