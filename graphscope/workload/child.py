@@ -157,6 +157,13 @@ class Child:
 
         return scrubbed_replay(self.live)
 
+    def do_diverge(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Where the graph's outputs depart from eager's: the first differing node (workload/diverge_search.py)."""
+        from graphscope.workload.diverge_search import diverge
+
+        self.capturing = self.live.graph is None
+        return diverge(self.live)
+
     def do_shutdown(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"bye": True}
 

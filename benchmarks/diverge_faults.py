@@ -1,0 +1,111 @@
+"""Seeded faults: does `graphscope diverge` name the node each fault sits in, in how many replays and
+seconds, and does the frozen-at-capture audit flag it (precision and recall)? GPU machine only.
+
+    python3 benchmarks/diverge_faults.py --out RESULTS/faults.json [--cases cupy:stale:3,torch:grid:1]
+
+Two workloads (benchmarks/faults/): a CuPy pipeline of eight uniquely named kernels (16 cases: each of the
+four faults at stages 1, 3, 5, 7) and a PyTorch decoder-ish step with four slots (14 cases: each fault at
+slots 0-2, stale and scalar also at slot 3). Every case is loaded in this process (one torch import for
+all), run as `graphscope run` runs it (eager steps, then one capture, replays compared with eager), then
+searched (workload/diverge_search.py). The right node is known without graphscope: the CuPy fault's
+kernel is named stage{S}; the torch fault's kernel is the slot's op (benchmarks/faults/torch_decoder.py:
+FAULT_OP) counted from the slot's marker fill.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+KINDS = ("stale", "scalar", "grid", "host")
+CUPY_CASES = [f"cupy:{k}:{s}" for k in KINDS for s in (1, 3, 5, 7)]
+TORCH_CASES = [f"torch:{k}:{s}" for k in KINDS for s in (0, 1, 2)] + ["torch:stale:3", "torch:scalar:3"]
+TORCH_OFFSET = {"add": 1, "mul": 2, "roll": 3, "rows": 5}  # from the slot's fill: fill, add, mul, roll, clone, mul
+
+
+def expected_position(framework: str, kind: str, at: int, names: list[str]) -> int | None:
+    """The kernel node (position among kernel nodes) the fault sits in, from the kernels' names alone."""
+    if framework == "cupy":
+        return next((i for i, n in enumerate(names) if n == f"stage{at}"), None)
+    fills = [i for i, n in enumerate(names) if "FillFunctor" in n or "fill" in n.lower()]
+    if len(fills) <= at:
+        return None
+    op = {"stale": "add", "scalar": "mul", "host": "roll", "grid": "rows"}[kind]
+    return fills[at] + TORCH_OFFSET[op]
+
+
+def run_case(case: str, reps: int) -> dict:
+    from graphscope.workload.diverge_search import diverge
+    from graphscope.workload.live import LiveWorkload
+
+    framework, kind, at = case.split(":")
+    os.environ["GRAPHSCOPE_FAULT"] = f"{kind}:{at}"
+    path = HERE / "faults" / ("cupy_pipeline.py" if framework == "cupy" else "torch_decoder.py")
+    answer: dict = {"case": case}
+    started = time.perf_counter()
+    live = LiveWorkload(path)
+    live.measure("eager", reps, 1)
+    graph = live.measure("graph", reps, 1)
+    answer["run_match"] = graph["outputs"].get("match")
+    answer["load_and_run_s"] = time.perf_counter() - started
+    result = diverge(live)
+    names = [x.get("name", "") for x in (result.get("graph_launches") or [])]
+    answer.update({k: result.get(k) for k in (
+        "position", "search_replays", "classify_replays", "seconds", "nodes", "reference_nodes", "regions",
+        "inputs", "noisy_regions", "reference_matches_eager", "note", "structural", "differences", "buffers",
+    )})
+    answer["found_name"] = (result.get("captured") or {}).get("name")
+    answer["expected"] = expected_position(framework, kind, int(at), names)
+    answer["names"] = names
+    answer["right"] = answer["expected"] is not None and answer["position"] == answer["expected"]
+    if framework == "torch" and not os.environ.get("_PROBED"):
+        os.environ["_PROBED"] = "1"  # API facts, once: what the allocator's snapshot holds
+        segments = live.fw.torch.cuda.memory_snapshot()
+        answer["snapshot_keys"] = sorted(segments[0]) if segments else []
+        answer["block_keys"] = sorted(segments[0]["blocks"][0]) if segments and segments[0].get("blocks") else []
+        answer["launches"] = result.get("graph_launches")
+    if framework == "cupy" and not os.environ.get("_PROBED_CUPY"):
+        os.environ["_PROBED_CUPY"] = "1"
+        answer["launches"] = result.get("graph_launches")
+        answer["eager"] = result.get("eager_launches")
+    del live
+    gc.collect()
+    return answer
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--cases", default="")
+    parser.add_argument("--reps", type=int, default=3)
+    args = parser.parse_args()
+    named = {"cupy": CUPY_CASES, "torch": TORCH_CASES, "": CUPY_CASES + TORCH_CASES}
+    cases = named.get(args.cases) or args.cases.split(",")
+    results = []
+    for case in cases:
+        try:
+            answer = run_case(case, args.reps)
+        except Exception as exc:
+            answer = {"case": case, "error": f"{type(exc).__name__}: {exc}"}
+            answer["traceback"] = traceback.format_exc()[-3000:]
+        results.append(answer)
+        short = {k: answer.get(k) for k in ("case", "run_match", "position", "expected", "right", "search_replays",
+                                             "seconds", "found_name", "error")}
+        print(json.dumps(short), flush=True)
+        args.out.write_text(json.dumps(results, indent=1, default=str))
+    right = sum(1 for a in results if a.get("right"))
+    print(f"localised {right} of {len(results)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""`graphscope diverge` in the workload child: where a captured graph's answer departs from eager.
+
+The graph under test (G) was captured earlier. A fresh capture (R) taken now, at the state the eager step
+runs in, launches what the eager step launches (checked: R's full replay must give the eager outputs).
+Both are instantiated graphs, so a prefix of either (kernel nodes 0..k in capture order, the rest
+disabled with `cuGraphNodeSetEnabled`) can be replayed; diverge/bisect.py halves k until prefix k's
+buffers differ between G and R and prefix k - 1's do not. Every buffer a node's pointer arguments reach
+is read after the prefix (conservatively: every pointer argument is taken as written).
+
+A disabled node leaves its buffers as the previous replay left them (measured on an H100: an MLP with
+every node disabled reproduced the reference bit for bit), so before every trial each buffer is put
+back to the state the step starts from (a copy taken once) and every buffer that is not an input is
+poisoned (NaN for known float buffers, zero bytes otherwise). Inputs are the buffers whose poisoning
+changes the eager step's outputs, found by group tests (diverge/bisect.py: inputs_among).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphscope.workload.graph_memory import MemoryMap, Region, check, graph_nodes, mark_pointers, read_launch
+
+MAX_SNAPSHOT = 2 << 30  # host bytes the start-of-step copy of every reached buffer may take
+
+
+def _describe_arg(value: Any) -> dict[str, Any]:
+    """An eager ctx.launch argument as data: arrays by pointer, size and dtype; scalars by value."""
+    data = getattr(value, "data", None)
+    if hasattr(value, "nbytes") and hasattr(data, "ptr"):
+        return {"kind": "array", "ptr": int(data.ptr), "nbytes": int(value.nbytes), "dtype": str(value.dtype)}
+    if hasattr(value, "data_ptr"):
+        return {"kind": "array", "ptr": int(value.data_ptr()), "nbytes": int(value.nbytes), "dtype": str(value.dtype)}
+    if isinstance(value, np.generic):
+        return {"kind": "scalar", "value": value.item(), "dtype": str(value.dtype)}
+    return {"kind": "scalar", "value": value if isinstance(value, int | float | bool) else repr(value)}
+
+
+def record_eager(live: Any) -> list[dict[str, Any]]:
+    """One eager step of a CuPy workload with every ctx.launch noted: site, grid, block, shared memory,
+    arguments and the workload line that launched it (PyTorch steps: none; R's nodes stand for them)."""
+    ctx = getattr(live.fw, "ctx", None)
+    if live.fw.name != "cupy" or ctx is None:
+        return []
+    records: list[dict[str, Any]] = []
+    source = str(Path(live.path).resolve())
+
+    def tap(raw: Any, key: str) -> Any:
+        def launch(grid: Any, block: Any, args: Any, shared_mem: int = 0, stream: Any = None) -> None:
+            frame, line = sys._getframe(1), None
+            while frame is not None:
+                if frame.f_code.co_filename == source:
+                    line = f"{Path(source).name}:{frame.f_lineno}"
+                    break
+                frame = frame.f_back
+            records.append(
+                {
+                    "site": key,
+                    "kernel": getattr(raw, "name", None),
+                    "grid": list(grid) if isinstance(grid, tuple) else [grid],
+                    "block": list(block) if isinstance(block, tuple) else [block],
+                    "shared_mem": int(shared_mem),
+                    "args": [_describe_arg(a) for a in args],
+                    "line": line,
+                }
+            )
+            raw(grid, block, args, shared_mem=shared_mem, stream=stream)
+
+        return launch
+
+    live.reset_state()
+    ctx.tap = tap
+    try:
+        live.fw.run(live.step, record=True)
+    finally:
+        ctx.tap = None
+    live.fw.synchronize()
+    live.reset_state()
+    live.fw.run(live.step, record=True)  # the plans again, without the tap
+    live.fw.synchronize()
+    return records
+
+
+class Graph:
+    """One instantiated graph: its kernel nodes' launches and switches to enable a prefix of them."""
+
+    def __init__(self, driver: Any, handles: tuple[int, int], obj: Any) -> None:
+        self.driver, self.obj = driver, obj
+        self.exec = driver.CUgraphExec(init_value=handles[1])
+        self.kernels: list[Any] = []
+        self.launches: list[dict[str, Any]] = []
+        for index, (handle, kind) in enumerate(graph_nodes(driver, handles[0])):
+            if kind == "kernel":
+                launch, _params = read_launch(driver, handle, len(self.kernels), index)
+                self.kernels.append(handle)
+                self.launches.append(launch)
+        self.enabled = len(self.kernels)
+        self.regions: list[list[tuple[int, Region]]] = []
+
+    def locate(self, memory: MemoryMap) -> None:
+        self.regions = [mark_pointers(launch, memory) for launch in self.launches]
+
+    def prefix(self, last: int) -> None:
+        """Enable kernel nodes 0..last, disable the rest (only the nodes whose state changes are set)."""
+        want = last + 1
+        low, high = sorted((want, self.enabled))
+        for position in range(low, high):
+            flag = 1 if position < want else 0
+            check(self.driver.cuGraphNodeSetEnabled(self.exec, self.kernels[position], flag), "cuGraphNodeSetEnabled")
+        self.enabled = want
+
+
+def build_memory(live: Any, driver: Any, eager: list[dict[str, Any]], pools: list[Any]) -> MemoryMap:
+    """Every buffer graphscope can name: eager ctx.launch arrays and declared outputs ("declared"), and for
+    PyTorch the allocator's blocks ("graph_pool" in a graph's pool, "allocated", "freed")."""
+    memory = MemoryMap(driver)
+    if live.fw.name == "torch":
+        torch = live.fw.torch
+        wanted = {tuple(p) for p in pools if p is not None}
+        for segment in torch.cuda.memory_snapshot():
+            pool = tuple(segment.get("segment_pool_id") or ())
+            address = int(segment["address"])
+            for block in segment.get("blocks", []):
+                start = int(block.get("address", address))
+                size = int(block["size"])
+                address = start + size
+                if pool in wanted:
+                    kind = "graph_pool"
+                else:
+                    kind = "allocated" if block.get("state") == "active_allocated" else "freed"
+                memory.add(start, size, kind)
+    for record in eager:
+        for arg in record["args"]:
+            if arg["kind"] == "array":
+                memory.add(arg["ptr"], arg["nbytes"], "declared", arg["dtype"])
+    for _name, array in getattr(live.ctx, "_outputs", {}).items():
+        described = _describe_arg(array)
+        if described["kind"] == "array":
+            memory.add(described["ptr"], described["nbytes"], "declared", described["dtype"].removeprefix("torch."))
+    memory.freeze()
+    return memory
