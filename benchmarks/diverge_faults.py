@@ -27,8 +27,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 KINDS = ("stale", "scalar", "grid", "host")
-CUPY_CASES = [f"cupy:{k}:{s}" for k in KINDS for s in (1, 3, 5, 7)]
-TORCH_CASES = [f"torch:{k}:{s}" for k in KINDS for s in (0, 1, 2)] + ["torch:stale:3", "torch:scalar:3"]
+CUPY_CASES = [f"cupy:{k}:{s}" for k in KINDS for s in (1, 3, 5, 7)] + ["cupy:none:0"]
+TORCH_CASES = [f"torch:{k}:{s}" for k in KINDS for s in (0, 1, 2)] + ["torch:stale:3", "torch:scalar:3", "torch:none:0"]
 TORCH_OFFSET = {"add": 1, "mul": 2, "roll": 3, "rows": 5}  # from the slot's fill: fill, add, mul, roll, clone, mul
 
 
@@ -36,14 +36,14 @@ def expected_position(framework: str, kind: str, at: int, names: list[str]) -> i
     """The kernel node (position among kernel nodes) the fault sits in, from the kernels' names alone."""
     if framework == "cupy":
         return next((i for i, n in enumerate(names) if n == f"stage{at}"), None)
-    fills = [i for i, n in enumerate(names) if "FillFunctor" in n or "fill" in n.lower()]
+    fills = [i for i, n in enumerate(names) if "FillFunctor" in n]
     if len(fills) <= at:
         return None
     op = {"stale": "add", "scalar": "mul", "host": "roll", "grid": "rows"}[kind]
     return fills[at] + TORCH_OFFSET[op]
 
 
-def run_case(case: str, reps: int) -> dict:
+def run_case(case: str, reps: int, audit: bool = True) -> dict:
     from graphscope.workload.diverge_search import diverge
     from graphscope.workload.live import LiveWorkload
 
@@ -58,15 +58,30 @@ def run_case(case: str, reps: int) -> dict:
     answer["run_match"] = graph["outputs"].get("match")
     answer["load_and_run_s"] = time.perf_counter() - started
     result = diverge(live)
-    names = [x.get("name", "") for x in (result.get("graph_launches") or [])]
+    names = [x.get("symbol") or x.get("name", "") for x in (result.get("graph_launches") or [])]
     answer.update({k: result.get(k) for k in (
         "position", "search_replays", "classify_replays", "seconds", "nodes", "reference_nodes", "regions",
         "inputs", "noisy_regions", "reference_matches_eager", "note", "structural", "differences", "buffers",
     )})
     answer["found_name"] = (result.get("captured") or {}).get("name")
-    answer["expected"] = expected_position(framework, kind, int(at), names)
+    answer["expected"] = expected_position(framework, kind, int(at), names) if kind != "none" else None
     answer["names"] = names
     answer["right"] = answer["expected"] is not None and answer["position"] == answer["expected"]
+    if audit:
+        from graphscope.workload.diverge_audit import audit_graph
+
+        t0 = time.perf_counter()
+        found = audit_graph(live)
+        answer["audit_s"] = time.perf_counter() - t0
+        answer["flagged"] = found["flagged"]
+        answer["flags"] = {n["position"]: [f["flag"] for f in n["flags"]] for n in found["nodes"] if n["flags"]}
+        answer["node_share"], answer["time_share"] = found["node_share"], found.get("time_share")
+        audit_names = [x.get("symbol") or x.get("name", "") for x in found["launches"]]
+        truth = expected_position(framework, kind, int(at), audit_names) if kind != "none" else None
+        span = {truth, truth + 1} if truth is not None and framework == "torch" and kind == "grid" else {truth}
+        answer["audit_true"] = sorted(p for p in found["flagged"] if p in span)
+        answer["audit_false"] = sorted(p for p in found["flagged"] if p not in span)
+        answer["audit_recall"] = truth is not None and truth in found["flagged"]
     if framework == "torch" and not os.environ.get("_PROBED"):
         os.environ["_PROBED"] = "1"  # API facts, once: what the allocator's snapshot holds
         segments = live.fw.torch.cuda.memory_snapshot()
@@ -102,8 +117,13 @@ def main() -> int:
                                              "seconds", "found_name", "error")}
         print(json.dumps(short), flush=True)
         args.out.write_text(json.dumps(results, indent=1, default=str))
-    right = sum(1 for a in results if a.get("right"))
-    print(f"localised {right} of {len(results)}", flush=True)
+    faults = [a for a in results if ":none:" not in a["case"]]
+    right = sum(1 for a in faults if a.get("right"))
+    true = sum(len(a.get("audit_true", [])) for a in results)
+    false = sum(len(a.get("audit_false", [])) for a in results)
+    recall = sum(1 for a in faults if a.get("audit_recall"))
+    print(f"search localised {right} of {len(faults)}; audit recall {recall}/{len(faults)}, "
+          f"flagged nodes {true} right {false} wrong", flush=True)
     return 0
 
 

@@ -12,10 +12,10 @@ echo "call $CALL at $(date -u +%H:%M:%S)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2
 if [ "$CALL" = 1 ]; then
   timeout 30 python3 benchmarks/diverge_faults.py --out "$RESULTS/faults_cupy.json" \
-    --cases cupy:stale:3,cupy:scalar:5,cupy:grid:1,cupy:host:7 2>&1 | tail -40
+    --cases cupy:stale:3,cupy:scalar:5,cupy:grid:1,cupy:host:7,cupy:none:0 2>&1 | tail -40
   echo "cupy rc=$? at $(date -u +%H:%M:%S)"
   timeout 38 python3 benchmarks/diverge_faults.py --out "$RESULTS/faults_torch.json" \
-    --cases torch:stale:1,torch:scalar:2,torch:grid:0,torch:host:1 2>&1 | tail -40
+    --cases torch:stale:1,torch:scalar:2,torch:grid:0,torch:host:1,torch:none:0 2>&1 | tail -40
   echo "torch rc=$? at $(date -u +%H:%M:%S)"
 else
   timeout 40 python3 -m pytest -m gpu tests/gpu/test_diverge_gpu.py -q -p no:cacheprovider -x 2>&1 | tail -30

@@ -35,7 +35,7 @@ def _describe_arg(value: Any) -> dict[str, Any]:
     if hasattr(value, "data_ptr"):
         return {"kind": "array", "ptr": int(value.data_ptr()), "nbytes": int(value.nbytes), "dtype": str(value.dtype)}
     if isinstance(value, np.generic):
-        return {"kind": "scalar", "value": value.item(), "dtype": str(value.dtype)}
+        return {"kind": "scalar", "value": value.item(), "dtype": str(value.dtype), "hex": value.tobytes().hex()}
     return {"kind": "scalar", "value": value if isinstance(value, int | float | bool) else repr(value)}
 
 
@@ -97,20 +97,41 @@ class Graph:
                 launch, _params = read_launch(driver, handle, len(self.kernels), index)
                 self.kernels.append(handle)
                 self.launches.append(launch)
-        self.enabled = len(self.kernels)
+        self.flags = [True] * len(self.kernels)
         self.regions: list[list[tuple[int, Region]]] = []
 
     def locate(self, memory: MemoryMap) -> None:
         self.regions = [mark_pointers(launch, memory) for launch in self.launches]
 
     def prefix(self, last: int) -> None:
-        """Enable kernel nodes 0..last, disable the rest (only the nodes whose state changes are set)."""
-        want = last + 1
-        low, high = sorted((want, self.enabled))
-        for position in range(low, high):
-            flag = 1 if position < want else 0
-            check(self.driver.cuGraphNodeSetEnabled(self.exec, self.kernels[position], flag), "cuGraphNodeSetEnabled")
-        self.enabled = want
+        """Enable kernel nodes 0..last, disable the rest."""
+        self.only(range(last + 1))
+
+    def only(self, positions: Any) -> None:
+        """Enable exactly the kernel nodes at `positions` (only nodes whose state changes are set)."""
+        want = set(positions)
+        for position, handle in enumerate(self.kernels):
+            flag = position in want
+            if flag != self.flags[position]:
+                check(self.driver.cuGraphNodeSetEnabled(self.exec, handle, int(flag)), "cuGraphNodeSetEnabled")
+                self.flags[position] = flag
+
+    def times(self, fw: Any, reps: int = 3) -> list[float]:
+        """Each kernel node's GPU time (ns, median of `reps`), replayed with every other node disabled."""
+        found = []
+        start, end = fw.event(), fw.event()
+        for position in range(len(self.kernels)):
+            self.only([position])
+            samples = []
+            for _ in range(reps):
+                fw.record(start)
+                fw.launch(self.obj)
+                fw.record(end)
+                end.synchronize()
+                samples.append(fw.elapsed_ns(start, end))
+            found.append(float(np.median(samples)))
+        self.only(range(len(self.kernels)))
+        return found
 
 
 def build_memory(live: Any, driver: Any, eager: list[dict[str, Any]], pools: list[Any]) -> MemoryMap:
@@ -142,3 +163,34 @@ def build_memory(live: Any, driver: Any, eager: list[dict[str, Any]], pools: lis
             memory.add(described["ptr"], described["nbytes"], "declared", described["dtype"].removeprefix("torch."))
     memory.freeze()
     return memory
+
+
+def eager_launch(record: dict[str, Any], captured: dict[str, Any]) -> dict[str, Any]:
+    """The eager ctx.launch a kernel node came from, in the node's own form (diverge/launches.py): its
+    arguments laid at the node's offsets (arrays as their pointers, NumPy scalars as their bytes); an
+    argument whose bytes the eager side cannot name (a Python number) is taken as the captured one."""
+    params = []
+    for index, param in enumerate(captured.get("params") or []):
+        arg = record["args"][index] if index < len(record["args"]) else None
+        entry = dict(param)
+        if arg is not None and arg["kind"] == "array":
+            entry["hex"] = int(arg["ptr"]).to_bytes(8, "little").hex()
+            entry.update(pointer=True, memory="declared")
+        elif arg is not None and arg.get("hex") and len(arg["hex"]) == len(param["hex"]):
+            entry["hex"] = arg["hex"]
+            entry.pop("pointer", None)
+        params.append(entry)
+
+    def dim(value: list[int]) -> list[int]:
+        return [*list(value), 1, 1, 1][:3]
+
+    return {
+        "name": captured.get("name"),
+        "site": record["site"],
+        "line": record.get("line"),
+        "grid": dim(record["grid"]),
+        "block": dim(record["block"]),
+        "shared_mem": record["shared_mem"],
+        "params": params,
+        "param_info": captured.get("param_info", False),
+    }

@@ -10,7 +10,7 @@ import numpy as np
 
 from graphscope.diverge.bisect import first_divergence, inputs_among
 from graphscope.diverge.launches import differences
-from graphscope.workload.diverge_gpu import MAX_SNAPSHOT, Graph, build_memory, record_eager
+from graphscope.workload.diverge_gpu import MAX_SNAPSHOT, Graph, build_memory, eager_launch, record_eager
 from graphscope.workload.graph_memory import DeviceMemory, Region
 
 ATTEMPT_NOTE = (
@@ -208,8 +208,8 @@ def _search(
     if searched:
         search.trials.insert(0, (searched - 1, whole))
     found["search_replays"] = trials.replays - before
-    _attach_sites(g.launches, eager)
-    _attach_sites(r.launches, eager)
+    attach_sites(g.launches, eager)
+    attach_sites(r.launches, eager)
     found["graph_launches"], found["reference_launches"] = g.launches, r.launches
     found["trials"] = search.trials
     node = search.node
@@ -230,11 +230,14 @@ def _search(
     ref = r.launches[node] if node < len(r.launches) else None
     found["captured"], found["reference"] = captured, ref
     found["differences"] = differences(captured, ref) if captured and ref else []
+    if captured and captured.get("eager"):  # a ctx.launch site: the eager launch itself, as Python made it
+        found["eager"] = eager_launch(captured["eager"], captured)
+        found["eager_differences"] = differences(captured, found["eager"])
     found["buffers"] = [d for d in details.get(node, []) if d["position"] == node]
     return found
 
 
-def _attach_sites(launches: list[dict[str, Any]], eager: list[dict[str, Any]]) -> None:
+def attach_sites(launches: list[dict[str, Any]], eager: list[dict[str, Any]]) -> None:
     """Give kernel nodes the ctx.launch site and workload line of the eager launch they came from, pairing
     both sequences in order by kernel name (non-ctx kernels in between are skipped)."""
     queue = list(eager)

@@ -72,8 +72,10 @@ def read_launch(driver: Any, handle: Any, position: int, index: int) -> tuple[di
     try:
         (name,) = check(driver.cuFuncGetName(params.func), "cuFuncGetName")
         symbol = name.decode() if isinstance(name, bytes) else str(name)
-        launch["name"], _full = readable(symbol)
+        launch["name"], full = readable(symbol)
         launch["symbol"] = symbol
+        if full:
+            launch["full_name"] = full
     except Exception:
         launch["name"] = "kernel"
     layout = param_layout(driver, params.func)

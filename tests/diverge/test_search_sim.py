@@ -155,3 +155,24 @@ def test_inputs_are_restored_and_not_poisoned() -> None:
     result = diverge(live, drv)
     assert result["inputs"] >= 1 + STAGES  # x and every bias carry data into the step
     assert np.allclose(drv.view(live.fw.x)[:N], np.linspace(-1, 1, N, dtype=np.float32))
+
+
+@pytest.mark.parametrize("kind", ["scalar", "grid", "stale"])
+def test_the_audit_flags_the_frozen_node_before_any_wrong_answer(kind: str) -> None:
+    from graphscope.workload.diverge_audit import audit_graph
+
+    live, drv = faulty(kind, 4)
+    result = audit_graph(live, drv, time_nodes=False)
+    assert result["flagged"] == [4]
+    flags = {f["flag"] for f in result["nodes"][4]["flags"]}
+    assert flags == {"stale": {"frozen_pointer"}, "scalar": {"frozen_scalar"}, "grid": {"frozen_grid"}}[kind]
+    assert result["node_share"] == 1.0
+
+
+def test_the_audit_of_a_sound_graph_flags_nothing() -> None:
+    from graphscope.workload.diverge_audit import audit_graph
+
+    drv = FakeDriver()
+    live = Live(Sim(drv))
+    live.capture_graph()
+    assert audit_graph(live, drv, time_nodes=False)["flagged"] == []

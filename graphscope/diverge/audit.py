@@ -1,0 +1,86 @@
+"""The frozen-at-capture audit: two captures of one step taken at two states (the graph as it was captured,
+and a fresh capture after the workload's reset, when a request's values are in place), diffed kernel node
+by kernel node, before any wrong answer shows.
+
+A launch value that differs between the two captures is one the graph freezes: replayed at the other
+state it launches the first capture's value (a pointer the eager step re-allocates, a scalar, a grid from
+a dummy size, a host value read at capture). Pointers into memory the allocator holds as free, and
+pointers outside the graph's pool and the workload's buffers, are flagged in either capture. A node whose
+arguments are one opaque blob (cuBLASLt) or whose layout the driver cannot give is not audited; the share
+of nodes and of GPU time that was audited is said.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphscope.diverge.launches import auditable, difference_text, differences
+
+FLAGS = {
+    "frozen_pointer": "a pointer that moves between the two states: the graph keeps the one it captured",
+    "frozen_scalar": "a scalar that differs between the two states: the graph keeps the one it captured",
+    "frozen_grid": "a launch shape (grid, block, shared memory) that differs between the two states",
+    "freed": "a pointer into memory the allocator holds as free",
+    "outside": "a pointer outside the graph's memory pool and the workload's buffers",
+    "structure": "the two captures launch different kernels from here on",
+}
+"""What each audit flag means (rendered beside the node)."""
+
+OUTSIDE_KINDS = ("device", "freed")
+
+
+def _kind(what: str) -> str:
+    return {"pointer": "frozen_pointer", "scalar": "frozen_scalar"}.get(what, "frozen_grid")
+
+
+def audit_launches(
+    first: list[dict[str, Any]],
+    second: list[dict[str, Any]],
+    times: list[float] | None = None,
+    allocator_known: bool = False,
+) -> dict[str, Any]:
+    """Flags per kernel node of `first` (the graph under test) against `second` (the other state's capture),
+    and the share of nodes and GPU time (`times`, ns per node of `first`) that could be audited.
+    `allocator_known`: every allocation of the framework is known (PyTorch's allocator snapshot), so memory
+    outside it is foreign; without it (CuPy's pool is not listed) only freed memory is flagged."""
+    nodes: list[dict[str, Any]] = []
+    for position, launch in enumerate(first):
+        other = second[position] if position < len(second) else None
+        entry: dict[str, Any] = {"position": position, "name": launch.get("name"), "auditable": auditable(launch)}
+        for key in ("site", "line", "operator", "module"):
+            if launch.get(key):
+                entry[key] = launch[key]
+        flags: list[dict[str, Any]] = []
+        if other is None or other.get("name") != launch.get("name"):
+            flags.append({"flag": "structure", "text": f"the other capture launches {(other or {}).get('name')}"})
+            entry["flags"] = flags
+            nodes.append(entry)
+            continue
+        for diff in differences(launch, other):
+            if diff["what"] == "pointer":
+                index = diff["index"]
+                kinds = {(launch["params"][index].get("memory")), (other["params"][index].get("memory"))}
+                if kinds == {"graph_pool"}:
+                    continue  # each capture's own intermediates: where they land is the graph's business
+            if diff["what"] in ("pointer", "scalar") and not entry["auditable"]:
+                continue
+            flags.append({"flag": _kind(diff["what"]), "text": difference_text(diff).replace("eager", "other state")})
+        for index, param in enumerate(launch.get("params") or []):
+            if param.get("pointer") and param.get("memory") in (OUTSIDE_KINDS if allocator_known else ("freed",)):
+                flag = "freed" if param["memory"] == "freed" else "outside"
+                flags.append({"flag": flag, "text": f"argument {index} points into {param['memory']} memory"})
+        entry["flags"] = flags
+        nodes.append(entry)
+    audited = [n for n in nodes if n["auditable"]]
+    result: dict[str, Any] = {
+        "nodes": nodes,
+        "kernel_nodes": len(first),
+        "other_nodes": len(second),
+        "audited_nodes": len(audited),
+        "node_share": len(audited) / len(first) if first else None,
+        "flagged": [n["position"] for n in nodes if n["flags"]],
+    }
+    if times is not None and len(times) == len(first) and sum(times) > 0:
+        result["time_share"] = sum(t for t, n in zip(times, nodes) if n["auditable"]) / sum(times)
+        result["gpu_ns"] = sum(times)
+    return result

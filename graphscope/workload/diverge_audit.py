@@ -1,0 +1,43 @@
+"""The frozen-at-capture audit in the workload child: the graph under test and a fresh capture after the
+workload's reset, read node by node and diffed (diverge/audit.py); each node timed alone for the share of
+GPU time audited. A CuPy workload's ctx.launch nodes are also diffed against the eager launch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphscope.diverge.audit import audit_launches
+from graphscope.diverge.launches import difference_text, differences
+from graphscope.workload.diverge_gpu import Graph, build_memory, eager_launch, record_eager
+from graphscope.workload.diverge_search import attach_sites
+
+
+def audit_graph(live: Any, driver: Any = None, time_nodes: bool = True) -> dict[str, Any]:
+    """Capture the step at a second state and diff every kernel node against the graph under test."""
+    if driver is None:
+        from cuda.bindings import driver
+    fw = live.fw
+    eager = record_eager(live)
+    if live.graph is None:
+        live.capture_graph()
+    live.reset_state()
+    second = fw.capture(live.step)
+    fw.instantiate(second)
+    g, other = Graph(driver, fw.handles(live.graph), live.graph), Graph(driver, fw.handles(second), second)
+    memory = build_memory(live, driver, eager, [getattr(fw, "pool", None)])
+    g.locate(memory)
+    other.locate(memory)
+    attach_sites(g.launches, eager)
+    attach_sites(other.launches, eager)
+    times = g.times(fw) if time_nodes else None
+    result = audit_launches(g.launches, other.launches, times, allocator_known=fw.name == "torch")
+    for entry, launch in zip(result["nodes"], g.launches):
+        if launch.get("eager") and entry["auditable"]:  # what eager passes now, beside what was captured
+            for diff in differences(launch, eager_launch(launch["eager"], launch)):
+                text = difference_text(diff)
+                if not any(f["text"] == text for f in entry["flags"]):
+                    entry["flags"].append({"flag": "frozen_" + ("grid" if diff["what"] not in ("pointer", "scalar")
+                                                                 else diff["what"]), "text": text})
+    result["flagged"] = [n["position"] for n in result["nodes"] if n["flags"]]
+    result["launches"] = g.launches
+    return result
