@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from graphscope import __version__
+from graphscope.cli_diverge import add as _add_diverge
 from graphscope.core import answer_cache
 from graphscope.core.errors import GraphscopeError
 from graphscope.core.paths import refuse_inputs
@@ -721,6 +722,7 @@ _COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_plan,
     _add_report,
     _add_export,
+    _add_diverge,
 ]
 
 

@@ -164,6 +164,13 @@ class Child:
         self.capturing = self.live.graph is None
         return diverge(self.live)
 
+    def do_audit(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The frozen-at-capture audit: the graph against a capture at a second state (workload/diverge_audit.py)."""
+        from graphscope.workload.diverge_audit import audit_graph
+
+        self.capturing = True
+        return audit_graph(self.live)
+
     def do_shutdown(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"bye": True}
 
