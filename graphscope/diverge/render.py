@@ -97,6 +97,19 @@ def render_search(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def divergence_lines(result: dict[str, Any]) -> list[str]:
+    """The lines `graphscope run` adds when a graph's outputs differ: the node and what differs."""
+    if result.get("error"):
+        return [f"  where the graph departs: the search failed ({result['error']})"]
+    position = result.get("position")
+    if position is None:
+        return [f"  where the graph departs: {result.get('note') or 'no kernel node differs'}"]
+    lines = [f"  first node that differs: {node_title(result.get('captured'), position)}"]
+    diffs = result.get("eager_differences") if result.get("eager") else result.get("differences")
+    lines.extend(f"    {difference_text(d)}" for d in diffs or [])
+    return lines
+
+
 def render_audit(audit: dict[str, Any]) -> str:
     """The frozen-at-capture audit: shares audited, then each flagged node with its findings."""
     share = audit.get("node_share")
