@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphscope.diverge.audit import FLAGS
-from graphscope.diverge.launches import difference_text, launch_text
+from graphscope.diverge.launches import difference_text, launch_text, param_text
 
 COLUMN = 48
 
@@ -95,6 +95,39 @@ def render_search(result: dict[str, Any]) -> str:
     if captured and other:
         lines.extend(side_by_side(launch_text(captured), launch_text(other), ("captured", "eager")))
     return "\n".join(lines)
+
+
+def launch_rows(captured: dict[str, Any] | None, eager: dict[str, Any] | None) -> list[tuple[str, str, str, bool]]:
+    """(field, captured, eager, differs) rows of one node's two launches: what the Run panel's table shows."""
+    a, b = captured or {}, eager or {}
+
+    def dim(value: Any) -> str:
+        return "x".join(str(v) for v in value) if isinstance(value, list | tuple) else str(value or "")
+
+    rows = [
+        ("kernel", str(a.get("name", "")), str(b.get("name", ""))),
+        ("from", ", ".join(str(a[k]) for k in ("site", "line", "module", "operator") if a.get(k)),
+         ", ".join(str(b[k]) for k in ("site", "line", "module", "operator") if b.get(k))),
+        ("grid", dim(a.get("grid")), dim(b.get("grid"))),
+        ("block", dim(a.get("block")), dim(b.get("block"))),
+        ("shared memory", f"{a.get('shared_mem', 0)} B", f"{b.get('shared_mem', 0)} B"),
+    ]
+    mine, theirs = a.get("params") or [], b.get("params") or []
+    for index in range(max(len(mine), len(theirs))):
+        left = param_text(mine[index]) if index < len(mine) else ""
+        right = param_text(theirs[index]) if index < len(theirs) else ""
+        offset = (mine[index] if index < len(mine) else theirs[index])["offset"]
+        rows.append((f"arg {index} @{offset}", left, right))
+    hexes = [(p["hex"] if i < len(mine) else None) for i, p in enumerate(mine)]
+    out = []
+    for index, (label, left, right) in enumerate(rows):
+        differs = left != right
+        if label.startswith("arg ") and index - 5 < len(hexes) and index - 5 < len(theirs):
+            differs = hexes[index - 5] != theirs[index - 5]["hex"]  # the bytes, not their rendering
+        if label == "from":
+            differs = False  # a capture of eager and the graph come from the same line
+        out.append((label, left, right, differs))
+    return out
 
 
 def divergence_lines(result: dict[str, Any]) -> list[str]:

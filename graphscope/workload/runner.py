@@ -142,10 +142,10 @@ class RunReport:
         )
 
     def divergence_json(self) -> dict[str, Any] | None:
-        """The search's answer without the full launch lists (`graphscope diverge --json` has them)."""
+        """The search's answer; the eager step's raw launch record stays out (each node carries its own)."""
         if self.divergence is None:
             return None
-        bulky = ("graph_launches", "reference_launches", "eager_launches")
+        bulky = ("eager_launches",)
         return {k: v for k, v in self.divergence.items() if k not in bulky}
 
     def to_json(self) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """`graphscope run` when the graph's outputs differ: the verdict and the text name the node the search
-found (or point to `graphscope diverge`), and run --json carries the answer without the launch lists."""
+found (or point to `graphscope diverge`), and run --json carries the answer with every node's launches
+(the Run panel shows them)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def test_a_run_whose_outputs_differ_names_the_node_and_its_frozen_argument(tmp_p
     data = json.loads(json.dumps(report.to_json(), default=str))
     assert "the first node that differs is affine (kernel node 3" in data["verdict"]
     assert "`graphscope diverge pipeline.py` shows its captured launch beside eager's" in data["verdict"]
-    assert data["divergence"]["position"] == 3 and "graph_launches" not in data["divergence"]
+    assert data["divergence"]["position"] == 3 and "eager_launches" not in data["divergence"]
+    assert len(data["divergence"]["graph_launches"]) == 6  # the Run panel shows any node's two launches
     text = render_run(data)
     assert "  first node that differs: affine (kernel node 3" in text
     assert "    argument 3 (scalar, offset 24): captured 7 (0x40e00000), eager 1.3 (0x3fa66666)" in text
