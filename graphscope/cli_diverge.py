@@ -41,13 +41,13 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.timeout <= 86400:
         raise BadInputError(f"--timeout takes 0 to 86,400 seconds, not {args.timeout:g}")
     config = LaunchConfig.load(args.config) if args.config else None
-    progress = None
-    if not args.json and sys.stderr.isatty():
+    shown = not args.json and sys.stderr.isatty()
 
-        def progress(fraction: float, message: str) -> None:
+    def progress(fraction: float, message: str) -> None:
+        if shown:
             print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
 
-    result = diverge_workload(args.workload, not args.no_audit, args.timeout, config, *([progress] if progress else []))
+    result = diverge_workload(args.workload, not args.no_audit, args.timeout, config, progress)
     print(json.dumps(result, indent=2, default=str) if args.json else render(result))
     differs = (result.get("outputs") or {}).get("match") is False or result.get("hidden")
     return 1 if differs and result.get("position") is None else 0

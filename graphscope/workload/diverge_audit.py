@@ -15,7 +15,9 @@ from graphscope.workload.diverge_search import attach_sites
 def audit_graph(live: Any, driver: Any = None, time_nodes: bool = True) -> dict[str, Any]:
     """Capture the step at a second state and diff every kernel node against the graph under test."""
     if driver is None:
-        from cuda.bindings import driver
+        from cuda.bindings import driver as cuda_driver
+
+        driver = cuda_driver
     fw = live.fw
     eager = record_eager(live)
     if live.graph is None:

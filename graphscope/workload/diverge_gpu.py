@@ -29,7 +29,7 @@ MAX_SNAPSHOT = 2 << 30  # host bytes the start-of-step copy of every reached buf
 
 def _describe_arg(value: Any) -> dict[str, Any]:
     """An eager ctx.launch argument as data: arrays by pointer, size and dtype; scalars by value."""
-    data = getattr(value, "data", None)
+    data: Any = getattr(value, "data", None)
     if hasattr(value, "nbytes") and hasattr(data, "ptr"):
         return {"kind": "array", "ptr": int(data.ptr), "nbytes": int(value.nbytes), "dtype": str(value.dtype)}
     if hasattr(value, "data_ptr"):
@@ -50,7 +50,8 @@ def record_eager(live: Any) -> list[dict[str, Any]]:
 
     def tap(raw: Any, key: str) -> Any:
         def launch(grid: Any, block: Any, args: Any, shared_mem: int = 0, stream: Any = None) -> None:
-            frame, line = sys._getframe(1), None
+            frame: Any = sys._getframe(1)
+            line = None
             while frame is not None:
                 if frame.f_code.co_filename == source:
                     line = f"{Path(source).name}:{frame.f_lineno}"

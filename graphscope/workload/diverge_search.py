@@ -132,7 +132,9 @@ def diverge(live: Any, driver: Any = None) -> dict[str, Any]:
     from graphscope.workload.live import compare_outputs
 
     if driver is None:
-        from cuda.bindings import driver
+        from cuda.bindings import driver as cuda_driver
+
+        driver = cuda_driver
 
     started = time.perf_counter()
     fw = live.fw

@@ -45,7 +45,7 @@ def graph_nodes(driver: Any, graph_handle: int) -> list[tuple[Any, str]]:
 
 def param_layout(driver: Any, func: Any) -> list[tuple[int, int]] | None:
     """(offset, size) of each parameter of `func`, or None where the driver cannot say."""
-    layout = []
+    layout: list[tuple[int, int]] = []
     for index in range(MAX_PARAMS):
         try:
             result = driver.cuFuncGetParamInfo(func, index)
