@@ -57,13 +57,10 @@ def audit_launches(
             nodes.append(entry)
             continue
         for diff in differences(launch, other):
-            if diff["what"] == "pointer":
-                index = diff["index"]
-                kinds = {(launch["params"][index].get("memory")), (other["params"][index].get("memory"))}
-                if kinds == {"graph_pool"}:
-                    continue  # each capture's own intermediates: where they land is the graph's business
-            if diff["what"] in ("pointer", "scalar") and not entry["auditable"]:
-                continue
+            if diff["what"] == "pointer" and set(diff.get("memory") or ()) == {"graph_pool"}:
+                continue  # each capture's own intermediates: where they land is the graph's business
+            if diff["what"] == "scalar" and not entry["auditable"]:
+                continue  # an opaque blob: its scalars cannot be told from padding or handles
             flags.append({"flag": _kind(diff["what"]), "text": difference_text(diff).replace("eager", "other state")})
         for index, param in enumerate(launch.get("params") or []):
             if param.get("pointer") and param.get("memory") in (OUTSIDE_KINDS if allocator_known else ("freed",)):

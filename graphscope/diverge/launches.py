@@ -86,11 +86,21 @@ def differences(captured: dict[str, Any], reference: dict[str, Any]) -> list[dic
             continue
         kind = "pointer" if a.get("pointer") or b.get("pointer") else "scalar"
         entry = {"what": kind, "index": index, "offset": a["offset"], "captured": param_text(a)}
+        if kind == "pointer":
+            entry["memory"] = [a.get("memory"), b.get("memory")]
         entry["reference"] = param_text(b)
         if kind == "scalar" and int(a["size"]) > 16:  # a struct: name the first differing bytes
             raw_a, raw_b = bytes.fromhex(a["hex"]), bytes.fromhex(b["hex"])
-            first = next(i for i in range(min(len(raw_a), len(raw_b))) if raw_a[i] != raw_b[i])
+            first = next((i for i in range(min(len(raw_a), len(raw_b))) if raw_a[i] != raw_b[i]), 0)
             entry["first_byte"] = first
+            words = {at: kind for at, kind in (a.get("words") or []) + (b.get("words") or [])}
+            word = first - first % 8
+            if word in words:  # the first difference is a pointer inside the struct
+                entry["what"] = "pointer"
+                mine_at, theirs_at = dict(map(tuple, a.get("words") or [])), dict(map(tuple, b.get("words") or []))
+                entry["memory"] = [mine_at.get(word), theirs_at.get(word)]
+                entry["captured"] = f"ptr 0x{int.from_bytes(raw_a[word : word + 8], 'little'):x} inside the struct"
+                entry["reference"] = f"ptr 0x{int.from_bytes(raw_b[word : word + 8], 'little'):x}"
         found.append(entry)
     return found
 

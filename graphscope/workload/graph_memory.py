@@ -150,19 +150,32 @@ class MemoryMap:
         return Region(pointer, min(end - pointer, MAX_REGION), "device")
 
 
-def mark_pointers(launch: dict[str, Any], memory: MemoryMap) -> list[tuple[int, Region]]:
-    """Flag each 8-byte parameter that points into device memory (`pointer`, `memory`); returns them with
-    their regions, by parameter index."""
-    found = []
+MAX_SCAN = 4096  # bytes of one struct parameter searched for pointers
+
+
+def mark_pointers(launch: dict[str, Any], memory: MemoryMap) -> list[tuple[Any, Region]]:
+    """Flag each 8-byte parameter that points into device memory (`pointer`, `memory`), and in larger
+    parameters (structs, cuBLASLt's 1,720-byte blob) each 8-byte-aligned word that does (`words`:
+    [byte offset, memory kind]); returns (key, region) pairs, the key the parameter index or
+    (index, byte offset) for a word inside a struct."""
+    found: list[tuple[Any, Region]] = []
     for index, param in enumerate(launch["params"]):
-        if int(param["size"]) != 8 or len(param["hex"]) != 16:
+        raw = bytes.fromhex(param["hex"])
+        if len(raw) == 8:
+            region = memory.region(int.from_bytes(raw, "little"))
+            if region is not None:
+                param["pointer"] = True
+                param["memory"] = region.kind
+                found.append((index, region))
             continue
-        value = int.from_bytes(bytes.fromhex(param["hex"]), "little")
-        region = memory.region(value)
-        if region is not None:
-            param["pointer"] = True
-            param["memory"] = region.kind
-            found.append((index, region))
+        words = []
+        for at in range(0, min(len(raw), MAX_SCAN) - 7, 8):
+            region = memory.region(int.from_bytes(raw[at : at + 8], "little"))
+            if region is not None:
+                words.append([at, region.kind])
+                found.append(((index, at), region))
+        if words:
+            param["words"] = words
     return found
 
 

@@ -1,0 +1,54 @@
+"""Arguments cut at their offsets: pointers found (plain and inside structs), and what differs named."""
+
+from __future__ import annotations
+
+from graphscope.diverge.audit import audit_launches
+from graphscope.diverge.launches import auditable, differences, opaque
+from graphscope.workload.graph_memory import MemoryMap
+from tests.diverge.fake_driver import FakeDriver
+
+
+def blob(*words: int, size: int = 1720) -> str:
+    raw = b"".join(w.to_bytes(8, "little") for w in words)
+    return (raw + bytes(size - len(raw))).hex()
+
+
+def test_pointers_inside_an_opaque_blob_are_found_and_a_moved_one_is_named() -> None:
+    drv = FakeDriver()
+    a, b, d = drv.malloc(4096), drv.malloc(4096), drv.malloc(4096)
+    memory = MemoryMap(drv)
+    memory.freeze()
+    from graphscope.workload.graph_memory import mark_pointers
+
+    first = {"name": "gemm", "grid": [1, 1, 1], "block": [128, 1, 1], "shared_mem": 0, "param_info": True,
+             "params": [{"offset": 0, "size": 1720, "hex": blob(7, a, 3, d)}]}
+    second = {**first, "params": [{"offset": 0, "size": 1720, "hex": blob(7, b, 3, d)}]}
+    found = mark_pointers(first, memory)
+    mark_pointers(second, memory)
+    assert [key for key, _ in found] == [(0, 8), (0, 24)]  # two words point into device memory, 7 and 3 do not
+    assert opaque(first) and not auditable(first)
+    (diff,) = differences(first, second)
+    assert diff["what"] == "pointer" and diff["first_byte"] // 8 == 1  # in the word at byte 8
+    assert diff["captured"] == f"ptr 0x{a:x} inside the struct"
+    audit = audit_launches([first], [second])
+    assert audit["flagged"] == [0] and audit["audited_nodes"] == 0 and audit["node_share"] == 0.0
+
+
+def test_a_scalar_change_in_an_opaque_blob_is_not_flagged_and_pool_pointers_may_move() -> None:
+    base = {"name": "gemm", "grid": [1, 1, 1], "block": [128, 1, 1], "shared_mem": 0, "param_info": True,
+            "params": [{"offset": 0, "size": 1720, "hex": blob(7)}]}
+    other = {**base, "params": [{"offset": 0, "size": 1720, "hex": blob(9)}]}
+    assert audit_launches([base], [other])["flagged"] == []
+    p = {"offset": 0, "size": 8, "pointer": True, "memory": "graph_pool"}
+    one = {**base, "params": [{**p, "hex": (4096).to_bytes(8, "little").hex()}]}
+    two = {**base, "params": [{**p, "hex": (8192).to_bytes(8, "little").hex()}]}
+    assert audit_launches([one], [two])["flagged"] == []
+    assert audit_launches([one], [{**two, "params": [{**two["params"][0], "memory": "allocated"}]}])["flagged"] == [0]
+
+
+def test_times_give_the_share_of_gpu_time_audited() -> None:
+    small = {"name": "k", "grid": [1, 1, 1], "block": [1, 1, 1], "shared_mem": 0, "param_info": True,
+             "params": [{"offset": 0, "size": 4, "hex": "01000000"}]}
+    gemm = {**small, "name": "gemm", "params": [{"offset": 0, "size": 1720, "hex": blob(1)}]}
+    audit = audit_launches([small, gemm], [small, gemm], times=[1000.0, 3000.0])
+    assert audit["node_share"] == 0.5 and audit["time_share"] == 0.25 and audit["flagged"] == []
