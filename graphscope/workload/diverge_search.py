@@ -110,10 +110,12 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.allclose(x, y, rtol=1e-3, atol=1e-5, equal_nan=True))
 
 
-def _report(position: int, arg: int, a: np.ndarray, b: np.ndarray, region: Region) -> dict[str, Any]:
+def _report(position: int, arg: Any, a: np.ndarray, b: np.ndarray, region: Region) -> dict[str, Any]:
     size = min(a.size, b.size)
     unequal = np.flatnonzero(a[:size] != b[:size])
-    entry: dict[str, Any] = {"position": position, "arg": arg, "bytes": int(size), "differing_bytes": int(unequal.size)}
+    shown = arg if isinstance(arg, int) else f"{arg[0]} (the pointer at byte {arg[1]} of it)"
+    entry: dict[str, Any] = {"position": position, "arg": shown, "bytes": int(size)}
+    entry["differing_bytes"] = int(unequal.size)
     if a.size != b.size:
         entry["sizes"] = [int(a.size), int(b.size)]
     if unequal.size:
