@@ -27,6 +27,7 @@ def audit_graph(live: Any, driver: Any = None, time_nodes: bool = True) -> dict[
     fw.instantiate(second)
     g, other = Graph(driver, fw.handles(live.graph), live.graph), Graph(driver, fw.handles(second), second)
     memory = build_memory(live, driver, eager, [getattr(fw, "pool", None)])
+    memory.cuts = sorted({*g.pointers(memory), *other.pointers(memory)})
     g.locate(memory)
     other.locate(memory)
     attach_sites(g.launches, eager)

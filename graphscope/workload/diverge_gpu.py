@@ -22,7 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.workload.graph_memory import MemoryMap, Region, check, graph_nodes, mark_pointers, read_launch
+from graphscope.workload.graph_memory import (
+    MemoryMap,
+    Region,
+    check,
+    graph_nodes,
+    mark_pointers,
+    pointer_values,
+    read_launch,
+)
 
 MAX_SNAPSHOT = 2 << 30  # host bytes the start-of-step copy of every reached buffer may take
 
@@ -103,6 +111,9 @@ class Graph:
 
     def locate(self, memory: MemoryMap) -> None:
         self.regions = [mark_pointers(launch, memory) for launch in self.launches]
+
+    def pointers(self, memory: MemoryMap) -> list[int]:
+        return [value for launch in self.launches for value in pointer_values(launch, memory)]
 
     def prefix(self, last: int) -> None:
         """Enable kernel nodes 0..last, disable the rest."""

@@ -153,6 +153,7 @@ def diverge(live: Any, driver: Any = None) -> dict[str, Any]:
     fw.instantiate(reference)
     g, r = Graph(driver, fw.handles(live.graph), live.graph), Graph(driver, fw.handles(reference), reference)
     memory = build_memory(live, driver, eager, [getattr(fw, "pool", None)])
+    memory.cuts = sorted({*g.pointers(memory), *r.pointers(memory)})
     g.locate(memory)
     r.locate(memory)
     trials = Trials(live, (g, r), DeviceMemory(driver, fw.synchronize))

@@ -107,6 +107,7 @@ class MemoryMap:
         self.spans: list[tuple[int, int, str, str | None]] = []
         self._starts: list[int] = []
         self._cache: dict[int, tuple[int, int] | None] = {}
+        self.cuts: list[int] = []  # every pointer the graphs pass: a buffer ends where the next one starts
 
     def add(self, start: int, nbytes: int, kind: str, dtype: str | None = None) -> None:
         if start and nbytes > 0:
@@ -138,19 +139,34 @@ class MemoryMap:
         for start, end, kind, dtype in reversed(self.spans[max(0, at - 64) : at]):
             if start <= pointer < end and (best is None or end - start < best[1] - best[0]):
                 best = (start, end, kind, dtype)
+        after = bisect.bisect_right(self.cuts, pointer)
+        cut = self.cuts[after] if after < len(self.cuts) else 1 << 62
         if best is not None:
-            return Region(pointer, best[1] - pointer, best[2], best[3] if pointer == best[0] else None)
+            end = best[1] if best[2] == "declared" else min(best[1], cut)  # a free or pool block holds many
+            return Region(pointer, end - pointer, best[2], best[3] if pointer == best[0] else None)
         found = self.allocation(pointer)
         if found is None:
             return None
         base, size = found
-        end = base + size
+        end = min(base + size, cut)
         if at < len(self._starts):
             end = min(end, max(self._starts[at], pointer + 1))
         return Region(pointer, min(end - pointer, MAX_REGION), "device")
 
 
 MAX_SCAN = 4096  # bytes of one struct parameter searched for pointers
+
+
+def pointer_values(launch: dict[str, Any], memory: MemoryMap) -> list[int]:
+    """The values of a launch's parameters (and 8-byte words of its structs) that point into device memory."""
+    found = []
+    for param in launch["params"]:
+        raw = bytes.fromhex(param["hex"])
+        for at in range(0, min(len(raw), MAX_SCAN) - 7, 8):
+            value = int.from_bytes(raw[at : at + 8], "little")
+            if memory.region(value) is not None:
+                found.append(value)
+    return found
 
 
 def mark_pointers(launch: dict[str, Any], memory: MemoryMap) -> list[tuple[Any, Region]]:

@@ -52,3 +52,18 @@ def test_times_give_the_share_of_gpu_time_audited() -> None:
     gemm = {**small, "name": "gemm", "params": [{"offset": 0, "size": 1720, "hex": blob(1)}]}
     audit = audit_launches([small, gemm], [small, gemm], times=[1000.0, 3000.0])
     assert audit["node_share"] == 0.5 and audit["time_share"] == 0.25 and audit["flagged"] == []
+
+
+def test_a_pointer_into_a_pool_block_reaches_only_to_the_next_pointer() -> None:
+    drv = FakeDriver()
+    base = drv.malloc(1 << 20)
+    memory = MemoryMap(drv)
+    memory.add(base, 1 << 20, "graph_pool")  # one free block after capture, holding every intermediate
+    memory.add(base + 8192, 4096, "declared", "float32")
+    memory.freeze()
+    memory.cuts = [base, base + 4096, base + 65536]
+    assert (memory.region(base).nbytes, memory.region(base).kind) == (4096, "graph_pool")
+    assert memory.region(base + 65536).nbytes == (1 << 20) - 65536  # the last one: to the block's end
+    declared = memory.region(base + 8192)
+    assert (declared.nbytes, declared.kind, declared.dtype) == (4096, "declared", "float32")
+    assert memory.region(12345) is None and memory.region(base + (1 << 21)) is None
