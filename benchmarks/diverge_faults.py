@@ -124,6 +124,25 @@ def main() -> int:
     recall = sum(1 for a in faults if a.get("audit_recall"))
     print(f"search localised {right} of {len(faults)}; audit recall {recall}/{len(faults)}, "
           f"flagged nodes {true} right {false} wrong", flush=True)
+    found = [a for a in faults if a.get("right")]
+    summary = {
+        "cases": len(faults),
+        "localised": right,
+        "unfound": [{k: a.get(k) for k in ("case", "position", "expected", "found_name", "note", "error")}
+                    for a in faults if not a.get("right")],
+        "search_replays": sorted(a["search_replays"] for a in found),
+        "classify_replays": sorted(a["classify_replays"] for a in found),
+        "seconds": sorted(round(a["seconds"], 3) for a in found),
+        "nodes": sorted({a["nodes"] for a in found}),
+        "audit_recall": recall,
+        "audit_true_nodes": true,
+        "audit_false_nodes": false,
+        "audit_false_by_case": {a["case"]: a.get("audit_false") for a in results if a.get("audit_false")},
+        "node_share": sorted({round(a["node_share"], 3) for a in results if a.get("node_share") is not None}),
+        "time_share": sorted({round(a["time_share"], 3) for a in results if a.get("time_share") is not None}),
+        "hidden_from_run": [a["case"] for a in faults if a.get("run_match") is True],
+    }
+    args.out.with_name(args.out.stem + "_summary.json").write_text(json.dumps(summary, indent=1))
     return 0
 
 
