@@ -81,3 +81,44 @@ def audit_launches(
         result["time_share"] = sum(t for t, n in zip(times, nodes) if n["auditable"]) / sum(times)
         result["gpu_ns"] = sum(times)
     return result
+
+
+def audit_sizes(small: list[dict[str, Any]], large: list[dict[str, Any]], sizes: tuple[int, int]) -> dict[str, Any]:
+    """Two captures of a SIZES workload at two batch sizes: arguments may differ (each size has its own
+    graph), but a node whose scalar arguments change with the size while its grid stays the same was
+    probably given a grid chosen for one size (a split count picked for a dummy batch). Kernels that
+    size their grid to the GPU (persistent, grid-stride) look the same: the flag is a lead, not a verdict.
+    Nodes are compared up to the first position where the two sizes launch different kernels."""
+    nodes: list[dict[str, Any]] = []
+    compared = 0
+    for position, (a, b) in enumerate(zip(small, large)):
+        if a.get("name") != b.get("name"):
+            break
+        compared += 1
+        entry: dict[str, Any] = {"position": position, "name": a.get("name"), "auditable": auditable(a), "flags": []}
+        for key in ("site", "line"):
+            if a.get(key):
+                entry[key] = a[key]
+        found = differences(a, b)
+        scalars = [d for d in found if d["what"] == "scalar"]
+        if entry["auditable"] and scalars and not any(d["what"] == "grid" for d in found):
+            text = difference_text(scalars[0]).replace("captured", f"at {sizes[0]}").replace("eager", f"at {sizes[1]}")
+            entry["flags"].append(
+                {"flag": "frozen_grid", "text": f"grid {_grid(a)} at both sizes while {text}"}
+            )
+        nodes.append(entry)
+    audited = [n for n in nodes if n["auditable"]]
+    return {
+        "sizes": list(sizes),
+        "nodes": nodes,
+        "kernel_nodes": len(small),
+        "other_nodes": len(large),
+        "compared_nodes": compared,
+        "audited_nodes": len(audited),
+        "node_share": len(audited) / len(small) if small else None,
+        "flagged": [n["position"] for n in nodes if n["flags"]],
+    }
+
+
+def _grid(launch: dict[str, Any]) -> str:
+    return "x".join(str(v) for v in launch.get("grid") or ())

@@ -164,6 +164,18 @@ def render_audit(audit: dict[str, Any]) -> str:
     if flagged:
         lines.append("  " + "; ".join(f"{k}: {v}" for k, v in FLAGS.items() if any(
             f["flag"] == k for n in flagged for f in n["flags"])))
+    sizes = audit.get("sizes")
+    if sizes and sizes.get("error"):
+        lines.append(f"  at two batch sizes: not audited ({sizes['error']})")
+    elif sizes:
+        small, large = sizes["sizes"]
+        lines.append(
+            f"  at batch sizes {small} and {large}: {sizes['compared_nodes']} of {sizes['kernel_nodes']} kernel nodes "
+            "compared (up to the first that differs in kernel), a grid that stays while the size changes flagged"
+        )
+        for node in (n for n in sizes["nodes"] if n["flags"]):
+            lines.append(f"  {node_title(node, node['position'])}")
+            lines.extend(f"    {flag['flag']}: {flag['text']}" for flag in node["flags"])
     return "\n".join(lines)
 
 

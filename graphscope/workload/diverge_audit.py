@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphscope.diverge.audit import audit_launches
+from graphscope.diverge.audit import audit_launches, audit_sizes
 from graphscope.diverge.launches import difference_text, differences
 from graphscope.workload.diverge_gpu import Graph, build_memory, eager_launch, record_eager
 from graphscope.workload.diverge_search import attach_sites
@@ -43,4 +43,39 @@ def audit_graph(live: Any, driver: Any = None, time_nodes: bool = True) -> dict[
                                                                  else diff["what"]), "text": text})
     result["flagged"] = [n["position"] for n in result["nodes"] if n["flags"]]
     result["launches"] = g.launches
+    if len(live.sizes) >= 2:
+        try:
+            result["sizes"] = audit_at_sizes(live, driver)
+        except Exception as exc:  # the state audit above stands without it
+            result["sizes"] = {"error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
     return result
+
+
+def audit_at_sizes(live: Any, driver: Any = None) -> dict[str, Any] | None:
+    """A SIZES workload captured at its smallest and largest size and diffed (diverge/audit.py: audit_sizes);
+    None without two sizes. The workload is built at its largest size again afterwards."""
+    if len(live.sizes) < 2:
+        return None
+    if driver is None:
+        from cuda.bindings import driver as cuda_driver
+
+        driver = cuda_driver
+    from graphscope.workload.sizes import build_step
+
+    fw = live.fw
+    sizes = (min(live.sizes), max(live.sizes))
+    graphs, steps = [], []
+    for size in sizes:
+        step = build_step(live, size)
+        live.reset_state()
+        graph = fw.capture(step)
+        fw.instantiate(graph)
+        graphs.append(Graph(driver, fw.handles(graph), graph))
+        steps.append(step)  # a torch step's tensors die with it, and its graph reads them
+    eager = record_eager(live)  # built at the largest size: the step in use again
+    memory = build_memory(live, driver, eager, [getattr(fw, "pool", None)])
+    memory.cuts = sorted({*graphs[0].pointers(memory), *graphs[1].pointers(memory)})
+    for graph in graphs:
+        graph.locate(memory)
+        attach_sites(graph.launches, eager)
+    return audit_sizes(graphs[0].launches, graphs[1].launches, sizes)

@@ -67,3 +67,22 @@ def test_a_pointer_into_a_pool_block_reaches_only_to_the_next_pointer() -> None:
     declared = memory.region(base + 8192)
     assert (declared.nbytes, declared.kind, declared.dtype) == (4096, "declared", "float32")
     assert memory.region(12345) is None and memory.region(base + (1 << 21)) is None
+
+
+def test_at_two_sizes_a_grid_that_stays_while_its_size_argument_changes_is_flagged() -> None:
+    from graphscope.diverge.audit import audit_sizes
+    from graphscope.diverge.render import render_audit
+
+    def launch(name: str, grid: int, n: int) -> dict:
+        return {"name": name, "grid": [grid, 1, 1], "block": [256, 1, 1], "shared_mem": 0, "param_info": True,
+                "params": [{"offset": 0, "size": 4, "hex": n.to_bytes(4, "little").hex()}]}
+
+    small = [launch("scale", 1, 256), launch("split", 4, 256), launch("tail", 1, 7)]
+    large = [launch("scale", 64, 16384), launch("split", 4, 16384), launch("other", 1, 7)]
+    audit = audit_sizes(small, large, (1, 64))
+    assert audit["flagged"] == [1] and audit["compared_nodes"] == 2
+    (flag,) = audit["nodes"][1]["flags"]
+    assert flag["text"] == "grid 4x1x1 at both sizes while argument 0 (scalar, offset 0): at 1 256, at 64 16384"
+    text = render_audit({"nodes": [], "kernel_nodes": 3, "audited_nodes": 3, "node_share": 1.0, "sizes": audit})
+    assert "at batch sizes 1 and 64: 2 of 3 kernel nodes compared" in text
+    assert "split (kernel node 1)" in text

@@ -78,7 +78,7 @@ class Live:
     def __init__(self, sim: Sim) -> None:
         self.fw = sim
         self.ctx = type("Ctx", (), {"_outputs": {}})()
-        self.path, self.step, self.graph = "sim.py", None, None
+        self.path, self.step, self.graph, self.sizes = "sim.py", None, None, []
         self.dtypes = {"y": "float32"}
         self.fw.launch(self.fw.capture(None))
         self.reference = self.fw.snapshot()

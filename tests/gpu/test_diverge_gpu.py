@@ -58,3 +58,12 @@ def test_a_sound_pipeline_is_not_blamed():
     result = json.loads(out)
     assert code == 0 and result["outputs"]["match"] is True
     assert result.get("position") is None and result["audit"]["flagged"] == []
+
+
+def test_the_audit_at_two_sizes_names_the_stage_whose_grid_stays():
+    code, out = graphscope("diverge", str(ROOT / "benchmarks" / "faults" / "cupy_sizes.py"), "--json", fault="none")
+    result = json.loads(out)
+    assert code == 0 and result["outputs"]["match"] is True  # eager leaves the same rows unwritten
+    sizes = result["audit"]["sizes"]
+    assert sizes["sizes"] == [4, 64]
+    assert [sizes["nodes"][p]["name"] for p in sizes["flagged"]] == ["size_stage2"]
