@@ -206,3 +206,29 @@ def eager_launch(record: dict[str, Any], captured: dict[str, Any]) -> dict[str, 
         "params": params,
         "param_info": captured.get("param_info", False),
     }
+
+
+def attribute(live: Any, launches: list[dict[str, Any]]) -> str | None:
+    """Give a torch graph's kernel launches the module and operator that launched them (one eager step
+    under torch.profiler, aligned by kernel name as the DAG is: graph/launched_by.py); returns why not
+    where the profiler failed. CuPy launches carry their ctx.launch site and line already."""
+    if live.fw.name != "torch" or not launches:
+        return None
+    from graphscope.graph.launched_by import attach_launchers
+    from graphscope.graph.model import DagNode
+    from graphscope.workload.op_attribution import profiled_launches
+
+    if live.launches is None:
+        try:
+            live.launches = profiled_launches(live)
+        except Exception as exc:  # no CUPTI, a profiler already running: the answer stands without it
+            live.launches = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    if isinstance(live.launches, str):
+        return live.launches
+    nodes = [DagNode(index=i, type="kernel", name=str(launch.get("name", ""))) for i, launch in enumerate(launches)]
+    attach_launchers(nodes, live.launches)
+    for node, launch in zip(nodes, launches):
+        for key, field in (("module", "module"), ("op", "operator")):
+            if node.detail.get(key):
+                launch[field] = node.detail[key]
+    return None

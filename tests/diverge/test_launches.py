@@ -86,3 +86,24 @@ def test_at_two_sizes_a_grid_that_stays_while_its_size_argument_changes_is_flagg
     text = render_audit({"nodes": [], "kernel_nodes": 3, "audited_nodes": 3, "node_share": 1.0, "sizes": audit})
     assert "at batch sizes 1 and 64: 2 of 3 kernel nodes compared" in text
     assert "split (kernel node 1)" in text
+
+
+def test_a_torch_node_gets_the_module_and_operator_of_the_profiled_launch() -> None:
+    from types import SimpleNamespace
+
+    from graphscope.diverge.render import node_title
+    from graphscope.workload.diverge_gpu import attribute
+
+    profiled = [
+        {"kernel": "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >()",
+         "module": None, "op": "aten::fill_"},
+        {"kernel": "roll_cuda_kernel", "module": "decoder.slot2", "op": "aten::roll"},
+    ]
+    live = SimpleNamespace(fw=SimpleNamespace(name="torch"), launches=profiled)
+    launches = [{"name": "vectorized_elementwise_kernel"}, {"name": "roll_cuda_kernel"}]
+    assert attribute(live, launches) is None
+    assert launches[1]["module"] == "decoder.slot2" and launches[1]["operator"] == "aten::roll"
+    title = node_title({**launches[1], "node": 9}, 1)
+    assert title == "roll_cuda_kernel (kernel node 1, graph node 9; decoder.slot2, aten::roll)"
+    live.launches = "RuntimeError: CUPTI unavailable"
+    assert attribute(live, [{"name": "k"}]) == "RuntimeError: CUPTI unavailable"
