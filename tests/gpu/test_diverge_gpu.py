@@ -67,3 +67,12 @@ def test_the_audit_at_two_sizes_names_the_stage_whose_grid_stays():
     sizes = result["audit"]["sizes"]
     assert sizes["sizes"] == [4, 64]
     assert [sizes["nodes"][p]["name"] for p in sizes["flagged"]] == ["size_stage2"]
+
+
+def test_a_torch_decoder_fault_is_named_with_its_operator():
+    code, out = graphscope("diverge", str(ROOT / "benchmarks" / "faults" / "torch_decoder.py"), "--json",
+                           "--no-audit", fault="scalar:2")
+    result = json.loads(out)
+    assert code == 0 and result["framework"] == "torch"
+    assert result["captured"].get("operator") == "aten::mul"
+    assert [d["what"] for d in result["differences"]] == ["scalar"]
