@@ -56,7 +56,7 @@ def setup(ctx):
                 n = state.pop("n", 1)
             elif KIND == "host":
                 p = int(state["host"][0])
-        marks[k].fill_(float(k))
+        marks[k].fill_(float(k + 1))  # never 0: a zero fill may become a memset
         h = h + r
         h = h * g
         h = torch.roll(h, shifts=p, dims=1)
