@@ -84,7 +84,8 @@ def render_search(result: dict[str, Any]) -> str:
     if result.get("buffers"):
         lines.append("  buffers that differ after the node:")
     for buffer in result.get("buffers") or []:
-        text = f"    argument {buffer['arg']}: {buffer['differing_bytes']:,} of {buffer['bytes']:,} bytes differ"
+        which = f" ({buffer['which']})" if buffer.get("which") else ""
+        text = f"    argument {buffer['arg']}{which}: {buffer['differing_bytes']:,} of {buffer['bytes']:,} bytes differ"
         if "first_byte" in buffer:
             text += f", from byte {buffer['first_byte']:,}"
         if "values" in buffer:

@@ -74,16 +74,25 @@ class Trials:
         found = compare_outputs(self.baseline, self.live.fw.snapshot(), self.live.dtypes)
         return found.get("exact") is not True
 
-    def state_after(self, graph: Graph, label: str, last: int) -> dict[int, np.ndarray]:
-        """The regions the prefix 0..last reaches, read after replaying it from the poisoned start."""
+    def state_after(self, graph: Graph, last: int) -> dict[int, np.ndarray]:
+        """The regions either graph's prefix 0..last reaches, read after replaying `graph`'s prefix from the
+        poisoned start (both graphs' regions: where eager writes, the graph may not, and the other way)."""
         self.restore(self.poisoned)
         self.replay(graph, last)
-        wanted = {rid for ids in self.reach[label][: last + 1] for _, rid in ids}
+        wanted = {rid for label in ("g", "r") for ids in self.reach[label][: last + 1] for _, rid in ids}
         return {rid: self.device.read(self.regions[rid]) for rid in sorted(wanted)}
 
+    def same(self, a: np.ndarray, b: np.ndarray, noisy: bool) -> bool:
+        if noisy:
+            size = min(a.size, b.size)
+            return _close(a[:size], b[:size])
+        return a.size == b.size and bool(np.array_equal(a, b))
+
     def differing(self, last: int) -> list[dict[str, Any]]:
-        """Arguments of nodes 0..last whose buffers differ between G and R after the prefix, first first."""
-        mine, theirs = self.state_after(self.g, "g", last), self.state_after(self.r, "r", last)
+        """Arguments of nodes 0..last whose buffers differ between G and R after the prefix, first first:
+        the buffer each graph's argument reaches, then (when the two point apart) eager's buffer in both
+        states (the graph left it unwritten) and the graph's (it wrote where eager does not)."""
+        mine, theirs = self.state_after(self.g, last), self.state_after(self.r, last)
         found = []
         for position in range(min(last + 1, len(self.reach["g"]), len(self.reach["r"]))):
             pairs = dict(self.reach["r"][position])
@@ -91,14 +100,18 @@ class Trials:
                 other = pairs.get(arg)
                 if other is None:
                     continue
-                a, b = mine[rid], theirs[other]
-                size = min(a.size, b.size)
-                if other in self.noisy or rid in self.noisy:
-                    same = _close(a[:size], b[:size])
-                else:
-                    same = a.size == b.size and bool(np.array_equal(a, b))
-                if not same:
-                    found.append(_report(position, arg, a, b, self.regions[other]))
+                noisy = other in self.noisy or rid in self.noisy
+                checks = [(mine[rid], theirs[other], "")]
+                if rid != other:
+                    checks.append((mine[other], theirs[other], "eager's buffer, as each left it"))
+                    checks.append((mine[rid], theirs[rid], "the graph's buffer, as each left it"))
+                for a, b, which in checks:
+                    if not self.same(a, b, noisy):
+                        entry = _report(position, arg, a, b, self.regions[other])
+                        if which:
+                            entry["which"] = which
+                        found.append(entry)
+                        break
         return found
 
 

@@ -95,7 +95,7 @@ def faulty(kind: str, stage: int) -> tuple[Live, FakeDriver]:
     drv = FakeDriver()
     sim = Sim(drv)
     live = Live(sim)
-    saved = (list(sim.gains), list(sim.rows), list(sim.biases))
+    saved = (list(sim.gains), list(sim.rows), list(sim.biases), list(sim.bufs))
     if kind == "scalar":
         sim.gains[stage] = 7.0
     elif kind == "grid":
@@ -103,8 +103,10 @@ def faulty(kind: str, stage: int) -> tuple[Live, FakeDriver]:
     elif kind == "stale":
         old = drv.malloc(4 * N)  # the captured bias, zeroed since (its memory reused)
         sim.biases[stage] = old
+    elif kind == "output":  # eager writes a fresh buffer each step; the graph keeps writing the old one
+        sim.bufs[stage] = drv.malloc(4 * N)
     live.capture_graph()
-    sim.gains, sim.rows, sim.biases = saved
+    sim.gains, sim.rows, sim.biases, sim.bufs = saved
     return live, drv
 
 
@@ -176,3 +178,14 @@ def test_the_audit_of_a_sound_graph_flags_nothing() -> None:
     live = Live(Sim(drv))
     live.capture_graph()
     assert audit_graph(live, drv, time_nodes=False)["flagged"] == []
+
+
+def test_a_graph_that_writes_where_eager_no_longer_reads_is_named_at_the_writer() -> None:
+    """The last stage's output re-allocated by eager: the graph computes the same values into the old
+    buffer, so only eager's buffer, left unwritten by the graph, tells; the plain replay even matches."""
+    live, drv = faulty("output", STAGES - 1)
+    result = diverge(live, drv)
+    assert result["hidden"] is True and result["position"] == STAGES - 1
+    (buffer,) = [b for b in result["buffers"] if b["arg"] == 2]
+    assert buffer["which"] == "eager's buffer, as each left it"
+    assert [d["what"] for d in result["differences"]] == ["pointer"]
