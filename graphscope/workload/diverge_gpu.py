@@ -129,11 +129,11 @@ class Graph:
                 self.flags[position] = flag
 
     def times(self, fw: Any, reps: int = 3) -> list[float]:
-        """Each kernel node's GPU time (ns, median of `reps`), replayed with every other node disabled."""
-        found = []
+        """Each kernel node's GPU time (ns, median of `reps`): the graph replayed with only that node
+        enabled, less the replay with none (what launching the graph costs by itself)."""
         start, end = fw.event(), fw.event()
-        for position in range(len(self.kernels)):
-            self.only([position])
+
+        def replay() -> float:
             samples = []
             for _ in range(reps):
                 fw.record(start)
@@ -141,7 +141,14 @@ class Graph:
                 fw.record(end)
                 end.synchronize()
                 samples.append(fw.elapsed_ns(start, end))
-            found.append(float(np.median(samples)))
+            return float(np.median(samples))
+
+        self.only([])
+        empty = replay()
+        found = []
+        for position in range(len(self.kernels)):
+            self.only([position])
+            found.append(max(replay() - empty, 0.0))
         self.only(range(len(self.kernels)))
         return found
 
