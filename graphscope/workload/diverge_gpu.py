@@ -167,11 +167,8 @@ def build_memory(live: Any, driver: Any, eager: list[dict[str, Any]], pools: lis
                 start = int(block.get("address", address))
                 size = int(block["size"])
                 address = start + size
-                if pool in wanted:
-                    kind = "graph_pool"
-                else:
-                    kind = "allocated" if block.get("state") == "active_allocated" else "freed"
-                memory.add(start, size, kind)
+                free = block.get("state") == "inactive"  # a block pending its free still holds its tensor
+                memory.add(start, size, "graph_pool" if pool in wanted else "freed" if free else "allocated")
     for record in eager:
         for arg in record["args"]:
             if arg["kind"] == "array":
