@@ -137,7 +137,8 @@ class MemoryMap:
         at = bisect.bisect_right(self._starts, pointer)
         best = None
         for start, end, kind, dtype in reversed(self.spans[max(0, at - 64) : at]):
-            if start <= pointer < end and (best is None or end - start < best[1] - best[0]):
+            tighter = best is None or (end - start, kind != "declared") < (best[1] - best[0], best[2] != "declared")
+            if start <= pointer < end and tighter:
                 best = (start, end, kind, dtype)
         after = bisect.bisect_right(self.cuts, pointer)
         cut = self.cuts[after] if after < len(self.cuts) else 1 << 62
