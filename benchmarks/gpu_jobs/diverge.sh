@@ -17,7 +17,7 @@ faults() {  # faults SECONDS NAME CASES
 }
 faults 27 cupy cupy
 faults 36 torch torch
-timeout 30 python3 -m pytest -m gpu tests/gpu/test_diverge_gpu.py -q -p no:cacheprovider -x \
+timeout 30 python3 -m pytest -m gpu tests/gpu/test_diverge_gpu.py -q -p no:cacheprovider \
   > "$RESULTS/tests.log" 2>&1
 echo "tests rc=$? at $(date -u +%H:%M:%S)"
 tail -30 "$RESULTS/tests.log"
