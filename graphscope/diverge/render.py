@@ -11,6 +11,21 @@ from graphscope.diverge.launches import difference_text, launch_text, param_text
 COLUMN = 48
 
 
+def _pool_only(diff: dict[str, Any]) -> bool:
+    """A pointer both of whose sides lie in the graphs' own pool: where each capture put an intermediate."""
+    return diff.get("what") == "pointer" and set(diff.get("memory") or ()) == {"graph_pool"}
+
+
+def difference_lines(diffs: list[dict[str, Any]], indent: str) -> list[str]:
+    """Each difference on its line; pointers that only moved inside the graphs' pool summed up in one."""
+    lines = [f"{indent}{difference_text(d)}" for d in diffs if not _pool_only(d)]
+    moved = sum(1 for d in diffs if _pool_only(d))
+    if moved:
+        lines.append(f"{indent}{moved} pointer(s) into the graphs' own pool differ: where each capture put its "
+                     "intermediates, not a fault by itself")
+    return lines
+
+
 def node_title(launch: dict[str, Any] | None, position: int) -> str:
     """'stage3 (kernel node 3, graph node 5; stage3#0, pipeline.py:63)'."""
     launch = launch or {}
@@ -75,7 +90,7 @@ def render_search(result: dict[str, Any]) -> str:
     against = "eager launch (ctx.launch)" if eager else "eager launch (a fresh capture of the eager step)"
     if diffs:
         lines.append(f"  what differs, captured vs {against}:")
-        lines.extend(f"    {difference_text(d)}" for d in diffs)
+        lines.extend(difference_lines(diffs, "    "))
     else:
         lines.append(
             "  the node's launch is the same as eager's: it reads a buffer something before it (a copy, a memset, "
@@ -140,7 +155,7 @@ def divergence_lines(result: dict[str, Any]) -> list[str]:
         return [f"  where the graph departs: {result.get('note') or 'no kernel node differs'}"]
     lines = [f"  first node that differs: {node_title(result.get('captured'), position)}"]
     diffs = result.get("eager_differences") if result.get("eager") else result.get("differences")
-    lines.extend(f"    {difference_text(d)}" for d in diffs or [])
+    lines.extend(difference_lines(diffs or [], "    "))
     return lines
 
 

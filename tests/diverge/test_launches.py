@@ -107,3 +107,18 @@ def test_a_torch_node_gets_the_module_and_operator_of_the_profiled_launch() -> N
     assert title == "roll_cuda_kernel (kernel node 1, graph node 9; decoder.slot2, aten::roll)"
     live.launches = "RuntimeError: CUPTI unavailable"
     assert attribute(live, [{"name": "k"}]) == "RuntimeError: CUPTI unavailable"
+
+
+def test_pointers_that_only_moved_inside_the_pool_are_summed_up() -> None:
+    from graphscope.diverge.render import difference_lines
+
+    diffs = [
+        {"what": "scalar", "index": 1, "offset": 8, "captured": "1", "reference": "2"},
+        {"what": "pointer", "index": 2, "offset": 16, "captured": "ptr 0x1", "reference": "ptr 0x2",
+         "memory": ["graph_pool", "graph_pool"]},
+    ]
+    assert difference_lines(diffs, "") == [
+        "argument 1 (scalar, offset 8): captured 1, eager 2",
+        "1 pointer(s) into the graphs' own pool differ: where each capture put its intermediates, not a fault by "
+        "itself",
+    ]
