@@ -23,7 +23,7 @@ def chain(launches: list[dict[str, Any]], found: int | None) -> Dag:
     for position, launch in enumerate(launches):
         node = DagNode(
             index=position,
-            type="kernel",
+            type=str(launch.get("type", "kernel")),
             name=str(launch.get("name", "?")),
             grid=tuple(launch.get("grid") or (1, 1, 1)),  # type: ignore[arg-type]
             block=tuple(launch.get("block") or (1, 1, 1)),  # type: ignore[arg-type]

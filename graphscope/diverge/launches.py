@@ -49,6 +49,8 @@ def scalar_text(hex_bytes: str) -> str:
 
 def param_text(param: dict[str, Any]) -> str:
     """'ptr 0x7f3a00001000 (declared)', 'int 4096', '1720 bytes'."""
+    if param.get("label") and not param.get("pointer"):  # a copy's size or a memset's value: a plain number
+        return str(int.from_bytes(bytes.fromhex(param["hex"]), "little"))
     if param.get("pointer"):
         value = int.from_bytes(bytes.fromhex(param["hex"]), "little")
         return f"ptr 0x{value:x} ({param.get('memory', 'device')})"
@@ -86,6 +88,8 @@ def differences(captured: dict[str, Any], reference: dict[str, Any]) -> list[dic
             continue
         kind = "pointer" if a.get("pointer") or b.get("pointer") else "scalar"
         entry = {"what": kind, "index": index, "offset": a["offset"], "captured": param_text(a)}
+        if a.get("label"):
+            entry["label"] = a["label"]
         if kind == "pointer":
             entry["memory"] = [a.get("memory"), b.get("memory")]
         entry["reference"] = param_text(b)
@@ -108,7 +112,9 @@ def differences(captured: dict[str, Any], reference: dict[str, Any]) -> list[dic
 def difference_text(diff: dict[str, Any]) -> str:
     """'argument 0 (pointer): captured ptr 0x... (freed), eager ptr 0x... (declared)'."""
     what = diff["what"]
-    if what in ("pointer", "scalar"):
+    if diff.get("label"):  # a copy's or memset's source, destination, size or value
+        where = f"{diff['label']} ({what})"
+    elif what in ("pointer", "scalar"):
         where = f"argument {diff['index']} ({what}, offset {diff['offset']}"
         where += f", first differing byte {diff['first_byte']})" if "first_byte" in diff else ")"
     else:
@@ -128,11 +134,16 @@ def launch_text(launch: dict[str, Any]) -> list[str]:
     origin = [str(launch[k]) for k in ("site", "line", "operator", "module") if launch.get(k)]
     if origin:
         lines.append("from " + ", ".join(origin))
-    lines.append(
-        f"grid {_dim(launch.get('grid'))}, block {_dim(launch.get('block'))}, shared {launch.get('shared_mem', 0)} B"
-    )
+    if launch.get("grid") is not None:
+        shared = launch.get("shared_mem", 0)
+        lines.append(f"grid {_dim(launch.get('grid'))}, block {_dim(launch.get('block'))}, shared {shared} B")
     if not launch.get("param_info"):
         lines.append("arguments: not readable (cuFuncGetParamInfo gave no layout)")
     for index, param in enumerate(launch.get("params") or []):
-        lines.append(f"  arg {index} @{param['offset']} ({param['size']} B): {param_text(param)}")
+        lines.append(f"  {param_label(param, index)}: {param_text(param)}")
     return lines
+
+
+def param_label(param: dict[str, Any], index: int) -> str:
+    """'arg 3 @24 (4 B)', or a copy's 'source', 'destination', 'bytes'."""
+    return str(param["label"]) if param.get("label") else f"arg {index} @{param['offset']} ({param['size']} B)"

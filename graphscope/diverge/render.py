@@ -132,13 +132,13 @@ def launch_rows(captured: dict[str, Any] | None, eager: dict[str, Any] | None) -
     for index in range(max(len(mine), len(theirs))):
         left = param_text(mine[index]) if index < len(mine) else ""
         right = param_text(theirs[index]) if index < len(theirs) else ""
-        offset = (mine[index] if index < len(mine) else theirs[index])["offset"]
-        rows.append((f"arg {index} @{offset}", left, right))
+        param = mine[index] if index < len(mine) else theirs[index]
+        rows.append((param.get("label") or f"arg {index} @{param['offset']}", left, right))
     hexes = [(p["hex"] if i < len(mine) else None) for i, p in enumerate(mine)]
     out = []
     for index, (label, left, right) in enumerate(rows):
         differs = left != right
-        if label.startswith("arg ") and index - 5 < len(hexes) and index - 5 < len(theirs):
+        if index >= 5 and index - 5 < len(hexes) and index - 5 < len(theirs):
             differs = hexes[index - 5] != theirs[index - 5]["hex"]  # the bytes, not their rendering
         if label == "from":
             differs = False  # a capture of eager and the graph come from the same line

@@ -23,12 +23,14 @@ from typing import Any
 import numpy as np
 
 from graphscope.workload.graph_memory import (
+    SWITCHABLE,
     MemoryMap,
     Region,
     check,
     graph_nodes,
     mark_pointers,
     pointer_values,
+    read_copy,
     read_launch,
 )
 
@@ -104,8 +106,12 @@ class Graph:
         for index, (handle, kind) in enumerate(graph_nodes(driver, handles[0])):
             if kind == "kernel":
                 launch, _params = read_launch(driver, handle, len(self.kernels), index)
-                self.kernels.append(handle)
-                self.launches.append(launch)
+            elif kind in SWITCHABLE:
+                launch = read_copy(driver, handle, kind, len(self.kernels), index)
+            else:
+                continue
+            self.kernels.append(handle)  # every node a prefix switches: kernels, copies, memsets
+            self.launches.append(launch)
         self.flags = [True] * len(self.kernels)
         self.regions: list[list[tuple[int, Region]]] = []
 

@@ -57,6 +57,38 @@ def param_layout(driver: Any, func: Any) -> list[tuple[int, int]] | None:
     return layout
 
 
+SWITCHABLE = ("kernel", "memcpy", "memset")
+"""Node types cuGraphNodeSetEnabled can disable: the search's prefixes are over these, in capture order
+(measured on the H100: a torch step's clone and slice copies are memcpy nodes, and left enabled after a
+disabled prefix they wrote over the buffers being compared)."""
+
+
+def _word(value: int, label: str, offset: int) -> dict[str, Any]:
+    raw = (int(value) & (1 << 64) - 1).to_bytes(8, "little")
+    return {"offset": offset, "size": 8, "hex": raw.hex(), "label": label}
+
+
+def read_copy(driver: Any, handle: Any, kind: str, position: int, index: int) -> dict[str, Any]:
+    """A memcpy or memset node as a launch (diverge/launches.py): its pointers and sizes as parameters."""
+    from graphscope.graph.live import copy_direction
+
+    node: dict[str, Any] = {"position": position, "node": index, "type": kind, "param_info": True}
+    if kind == "memcpy":
+        (p,) = check(driver.cuGraphMemcpyNodeGetParams(handle), "cuGraphMemcpyNodeGetParams")
+        size = int(p.WidthInBytes) * max(int(p.Height), 1) * max(int(p.Depth), 1)
+        source = int(p.srcDevice) + int(p.srcXInBytes)
+        target = int(p.dstDevice) + int(p.dstXInBytes)
+        node["name"] = f"memcpy {copy_direction(p, driver)}"
+        node["params"] = [_word(source, "source", 0), _word(target, "destination", 8), _word(size, "bytes", 16)]
+    else:
+        (p,) = check(driver.cuGraphMemsetNodeGetParams(handle), "cuGraphMemsetNodeGetParams")
+        size = int(p.width) * int(p.elementSize) * max(int(p.height), 1)
+        node["name"] = "memset"
+        node["params"] = [_word(int(p.dst), "destination", 0), _word(size, "bytes", 8)]
+        node["params"].append(_word(int(p.value), "value", 16))
+    return node
+
+
 def read_launch(driver: Any, handle: Any, position: int, index: int) -> tuple[dict[str, Any], Any]:
     """One kernel node's launch as plain data (diverge/launches.py) and its driver params."""
     (params,) = check(driver.cuGraphKernelNodeGetParams(handle), "cuGraphKernelNodeGetParams")

@@ -53,11 +53,12 @@ class Func:
 
 @dataclass
 class Node:
-    func: Func
+    func: Func | None
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     args: list[tuple[str, Any]]  # ("p", pointer) | ("i", int) | ("f", float) | ("b", bytes)
     buffers: list[Any] = field(default_factory=list)
+    copy: tuple[int, int, int] | None = None  # a memcpy node: (source, destination, bytes)
 
     def params(self) -> Any:
         """A CUDA_KERNEL_NODE_PARAMS look-alike whose kernelParams is a real host array of pointers."""
@@ -109,7 +110,10 @@ class FakeDriver:
 
     def replay(self, handle: int) -> None:
         for node, on in zip(self.graphs[handle], self.enabled[handle]):
-            if on:
+            if on and node.copy is not None:
+                source, target, nbytes = node.copy
+                self.view(target, np.uint8)[:nbytes] = self.view(source, np.uint8)[:nbytes]
+            elif on and node.func is not None:
                 values = [v for _, v in node.args]
                 node.func.body(self, node.grid, node.block, values)
 
@@ -119,7 +123,17 @@ class FakeDriver:
         return Err(OK), [(int(graph), i) for i in range(min(count, len(nodes)))], len(nodes)
 
     def cuGraphNodeGetType(self, handle: Any) -> tuple[Err, Kind]:
-        return Err(OK), Kind("CU_GRAPH_NODE_TYPE_KERNEL")
+        graph, index = handle
+        copy = self.graphs[graph][index].copy is not None
+        return Err(OK), Kind("CU_GRAPH_NODE_TYPE_MEMCPY" if copy else "CU_GRAPH_NODE_TYPE_KERNEL")
+
+    def cuGraphMemcpyNodeGetParams(self, handle: Any) -> tuple[Err, Any]:
+        graph, index = handle
+        source, target, nbytes = self.graphs[graph][index].copy  # type: ignore[misc]
+        p = type("Memcpy3D", (), {})()
+        p.srcDevice, p.dstDevice, p.srcXInBytes, p.dstXInBytes = source, target, 0, 0
+        p.WidthInBytes, p.Height, p.Depth, p.srcMemoryType, p.dstMemoryType = nbytes, 1, 1, 2, 2
+        return Err(OK), p
 
     def cuGraphKernelNodeGetParams(self, handle: Any) -> tuple[Err, Any]:
         graph, index = handle

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from graphscope.diverge.render import render_search
 from graphscope.workload.diverge_search import diverge
 from tests.diverge.fake_driver import FakeDriver, Func, Node
 
@@ -45,6 +46,8 @@ class Sim:
             drv.view(b)[:N] = (s + 1) * 0.01
         self.gains = [1.0 + 0.1 * s for s in range(STAGES)]
         self.rows = [N] * STAGES
+        self.copied: int | None = None  # with a copy: stage 2's output copied here, stage 3 reads the copy
+        self.copy_bytes = 4 * N
 
     # the framework's part
     def capture(self, step: Any) -> Captured:
@@ -54,6 +57,9 @@ class Sim:
             args = [("p", src), ("p", self.biases[s]), ("p", self.bufs[s]), ("f", self.gains[s]), ("i", N)]
             nodes.append(Node(AFFINE, grid, (BLOCK, 1, 1), args))
             src = self.bufs[s]
+            if s == 2 and self.copied is not None:
+                nodes.append(Node(None, (1, 1, 1), (1, 1, 1), [], copy=(src, self.copied, self.copy_bytes)))
+                src = self.copied
         return Captured(self.drv.add_graph(nodes))
 
     def instantiate(self, graph: Captured) -> None:
@@ -189,3 +195,21 @@ def test_a_graph_that_writes_where_eager_no_longer_reads_is_named_at_the_writer(
     (buffer,) = [b for b in result["buffers"] if b["arg"] == 2]
     assert buffer["which"] == "eager's buffer, as each left it"
     assert [d["what"] for d in result["differences"]] == ["pointer"]
+
+
+def test_a_copy_node_whose_size_was_frozen_is_named_itself() -> None:
+    """Copies are in the prefix order too: left enabled after a disabled prefix they would write over the
+    buffers being compared (measured on the H100 with a torch step's clone and slice copies)."""
+    drv = FakeDriver()
+    sim = Sim(drv)
+    sim.copied = drv.malloc(4 * N)
+    live = Live(sim)
+    sim.copy_bytes = 4 * BLOCK  # captured while the step copied one block's worth
+    live.capture_graph()
+    sim.copy_bytes = 4 * N
+    result = diverge(live, drv)
+    assert result["position"] == 3 and result["captured"]["name"] == "memcpy DtoD"
+    assert [(d["label"], d["captured"], d["reference"]) for d in result["differences"]] == [
+        ("bytes", "512", "4096")
+    ]
+    assert "bytes (scalar): captured 512, eager 4096" in render_search(result)
