@@ -29,11 +29,13 @@ sys.path.insert(0, str(HERE.parent))
 KINDS = ("stale", "scalar", "grid", "host")
 CUPY_CASES = [f"cupy:{k}:{s}" for k in KINDS for s in (1, 3, 5, 7)] + ["cupy:none:0"]
 TORCH_CASES = [f"torch:{k}:{s}" for k in KINDS for s in (0, 1, 2)] + ["torch:stale:3", "torch:scalar:3", "torch:none:0"]
-TORCH_OFFSET = {"add": 1, "mul": 2, "roll": 3, "rows": 5}  # from the slot's fill: fill, add, mul, roll, clone, mul
+# nodes from the slot's marker fill, copies included (measured on the H100: clone and the slice assignment
+# are memcpy nodes): fill, add, mul, roll, memcpy (clone), mul (rows [:n]), memcpy (into rows [:n])
+TORCH_OFFSET = {"add": 1, "mul": 2, "roll": 3, "rows": 5}
 
 
 def expected_position(framework: str, kind: str, at: int, names: list[str]) -> int | None:
-    """The kernel node (position among kernel nodes) the fault sits in, from the kernels' names alone."""
+    """The node (position among kernel, copy and memset nodes) the fault sits in, from the names alone."""
     if framework == "cupy":
         return next((i for i, n in enumerate(names) if n == f"stage{at}"), None)
     fills = [i for i, n in enumerate(names) if "FillFunctor" in n]

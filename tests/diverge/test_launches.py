@@ -122,3 +122,17 @@ def test_pointers_that_only_moved_inside_the_pool_are_summed_up() -> None:
         "1 pointer(s) into the graphs' own pool differ: where each capture put its intermediates, not a fault by "
         "itself",
     ]
+
+
+def test_bytes_that_differ_between_two_captures_at_one_state_are_not_held_against_the_graph() -> None:
+    def node(field: int, scalar: int) -> dict:
+        struct = (65536).to_bytes(8, "little") + (65536).to_bytes(8, "little") + field.to_bytes(8, "little")
+        return {"name": "cupy_multiply", "grid": [4, 1, 1], "block": [128, 1, 1], "shared_mem": 0, "param_info": True,
+                "params": [{"offset": 0, "size": 4, "hex": scalar.to_bytes(4, "little").hex()},
+                           {"offset": 8, "size": 24, "hex": struct.hex()}]}
+
+    # CuPy's indexer passes a working field the host never sets: 8 in one capture, 3 in the next
+    assert audit_launches([node(8, 1)], [node(5, 1)], control=[node(3, 1)])["flagged"] == []
+    assert audit_launches([node(8, 1)], [node(5, 1)])["flagged"] == [0]  # without a control it would be flagged
+    flagged = audit_launches([node(8, 2)], [node(5, 1)], control=[node(3, 1)])
+    assert flagged["flagged"] == [0] and [f["flag"] for f in flagged["nodes"][0]["flags"]] == ["frozen_scalar"]
