@@ -1,4 +1,5 @@
-"""The Run panel's "where the graph departs from eager" section: the graph's kernel nodes in capture order
+"""The Run panel's "where the graph departs from eager" section: the graph's kernel, copy and memset nodes
+in capture order
 (diverge's answer), the first differing node selected, and the selected node's captured launch beside the
 eager one, rows that differ marked."""
 
@@ -18,7 +19,7 @@ DIFFERS_RGB = (255, 228, 196)
 
 
 def chain(launches: list[dict[str, Any]], found: int | None) -> Dag:
-    """The kernel nodes as a chain in capture order (the order the search bisects on)."""
+    """The kernel, copy and memset nodes as a chain in capture order (the order the search bisects on)."""
     nodes = []
     for position, launch in enumerate(launches):
         node = DagNode(
@@ -34,7 +35,7 @@ def chain(launches: list[dict[str, Any]], found: int | None) -> Dag:
             node.detail["diverges"] = "the first node whose buffers differ from eager's"
         nodes.append(node)
     edges = [(i, i + 1) for i in range(len(nodes) - 1)]
-    return Dag(nodes, edges, "live", False, notes=["kernel nodes in capture order"])
+    return Dag(nodes, edges, "live", False, notes=["kernel, copy and memset nodes in capture order"])
 
 
 class DivergeSection(QWidget):
@@ -72,7 +73,7 @@ class DivergeSection(QWidget):
         position = self.result.get("position")
         self.show()
         if not launches:
-            self.dag.show_message("no kernel node launches to show")
+            self.dag.show_message("no kernel, copy or memset node to show")
             self.table.setRowCount(0)
             return
         self.dag.show_dag(chain(launches, position))

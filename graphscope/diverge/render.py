@@ -27,9 +27,10 @@ def difference_lines(diffs: list[dict[str, Any]], indent: str) -> list[str]:
 
 
 def node_title(launch: dict[str, Any] | None, position: int) -> str:
-    """'stage3 (kernel node 3, graph node 5; stage3#0, pipeline.py:63)'."""
+    """'stage3 (#3 in capture order, graph node 5; stage3#0, pipeline.py:63)': # counts the kernel, copy
+    and memset nodes, the ones a prefix switches."""
     launch = launch or {}
-    where = [f"kernel node {position}"]
+    where = [f"#{position} in capture order"]
     if launch.get("node") is not None:
         where.append(f"graph node {launch['node']}")
     origin = [str(launch[k]) for k in ("site", "line", "module", "operator") if launch.get(k)]
@@ -80,7 +81,8 @@ def render_search(result: dict[str, Any]) -> str:
     trials = result.get("trials") or []
     lines.append(
         f"  found in {len(trials)} prefix trials ({result.get('search_replays', 0)} replays) over "
-        f"{result.get('nodes', 0)} kernel nodes; {result.get('inputs', 0)} of {result.get('regions', 0)} buffers "
+        f"{result.get('nodes', 0)} kernel, copy and memset nodes; {result.get('inputs', 0)} of "
+        f"{result.get('regions', 0)} buffers "
         f"are inputs ({result.get('classify_replays', 0)} replays to tell); {result.get('seconds', 0.0):.2f} s"
     )
     if result.get("note"):
@@ -165,7 +167,7 @@ def render_audit(audit: dict[str, Any]) -> str:
     time_share = audit.get("time_share")
     lines = [
         "frozen-at-capture audit (the graph against a capture at a second state):",
-        f"  audited {audit.get('audited_nodes', 0)} of {audit.get('kernel_nodes', 0)} kernel nodes"
+        f"  audited {audit.get('audited_nodes', 0)} of {audit.get('kernel_nodes', 0)} kernel, copy and memset nodes"
         + (f" ({share:.0%})" if share is not None else "")
         + (f", {time_share:.0%} of their GPU time" if time_share is not None else "")
         + "; the rest pass their arguments as one opaque blob (cuBLASLt) or have no readable layout",

@@ -34,7 +34,7 @@ def test_the_found_node_is_selected_and_its_two_launches_shown(qtbot, tmp_path, 
     panel._done(run_data)
     section = panel.diverge
     assert not section.isHidden()
-    assert "first node that differs: affine (kernel node 2" in section.title.text()
+    assert "first node that differs: affine (#2 in capture order" in section.title.text()
     assert [i for i, item in enumerate(section.dag.items_by_group) if item.isSelected()] == [2]
     table = section.table
     cells = [[table.item(r, c).text() for c in range(3)] for r in range(table.rowCount())]

@@ -20,7 +20,7 @@ def test_the_found_node_is_shown_with_both_launches_and_what_differs() -> None:
     live, drv = faulty("scalar", 2)
     result = diverge(live, drv)
     text = render_search({**result, "workload": "sim.py"})
-    assert "first differing node: affine (kernel node 2" in text
+    assert "first differing node: affine (#2 in capture order" in text
     assert "argument 3 (scalar, offset 24): captured 7 (0x40e00000), eager 1.2 (0x3f99999a)" in text
     assert "  *   arg 3 @24 (4 B): 7 (0x40e00000)" in text  # the differing line of the two columns, marked
     assert "buffers that differ after the node:" in text
@@ -39,9 +39,9 @@ def test_the_audit_lists_flagged_nodes_and_the_shares() -> None:
     live, drv = faulty("stale", 3)
     audit = audit_graph(live, drv, time_nodes=False)
     text = render_audit(audit)
-    assert "audited 6 of 6 kernel nodes (100%)" in text
+    assert "audited 6 of 6 kernel, copy and memset nodes (100%)" in text
     assert "frozen_pointer: argument 1 (pointer, offset 8): captured ptr 0x" in text
-    assert "affine (kernel node 3" in text
+    assert "affine (#3 in capture order" in text
     assert "nothing flagged" in render_audit({**audit, "nodes": [], "flagged": []})
 
 

@@ -18,12 +18,12 @@ def test_a_run_whose_outputs_differ_names_the_node_and_its_frozen_argument(tmp_p
     report = fake_report(tmp_path / "pipeline.py", match=False)
     report.divergence = diverge(live, drv)
     data = json.loads(json.dumps(report.to_json(), default=str))
-    assert "the first node that differs is affine (kernel node 3" in data["verdict"]
+    assert "the first node that differs is affine (#3 in capture order" in data["verdict"]
     assert "`graphscope diverge pipeline.py` shows its captured launch beside eager's" in data["verdict"]
     assert data["divergence"]["position"] == 3 and "eager_launches" not in data["divergence"]
     assert len(data["divergence"]["graph_launches"]) == 6  # the Run panel shows any node's two launches
     text = render_run(data)
-    assert "  first node that differs: affine (kernel node 3" in text
+    assert "  first node that differs: affine (#3 in capture order" in text
     assert "    argument 3 (scalar, offset 24): captured 7 (0x40e00000), eager 1.3 (0x3fa66666)" in text
 
 
