@@ -49,10 +49,9 @@ def guarded(function: Any) -> Any:
 
 @guarded
 def graphscope_measure(reps: int, dot: Path | None) -> Any:
-    from graphscope.text.tune import render_dag
-
     from graphscope.graph.export import to_dot
     from graphscope.graph.model import Dag
+    from graphscope.text.tune import render_dag
     from graphscope.workload.live import LiveWorkload
 
     live = LiveWorkload(EXAMPLE)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from graphscope.app.diverge_section import DivergeSection
 from graphscope.app.table_copy import make_copyable
 from graphscope.app.task_panel import TaskPanel
 from graphscope.app.workers import Task
@@ -114,6 +115,8 @@ class RunPanel(TaskPanel):
         layout.addWidget(self.status)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.verdict)
+        self.diverge = DivergeSection()  # where the graph departs from eager, when its outputs differ
+        layout.addWidget(self.diverge, 1)
         layout.addWidget(self.open_traces)
 
     def _browse(self) -> None:
@@ -166,6 +169,7 @@ class RunPanel(TaskPanel):
         for line in attribution_lines(result.get("attribution") or {}, None, None):  # analysis/attribution_run.py
             cost += f"<br>{html.escape(line.strip())}"
         self.verdict.setText(f"<b>{html.escape(result['verdict'])}</b>{cost}")
+        self.diverge.show_result(result.get("divergence"))
         self.open_traces.setEnabled(bool(result.get("traces")))
         if result.get("traces"):
             self.traces_ready.emit(self._trace_paths())

@@ -26,7 +26,7 @@ from graphscope.core import answer_cache
 from graphscope.core.errors import GraphscopeError, one_line
 
 # the command modules, in --help's order
-COMMANDS = ("summary", "gui", "run", "dag", "tune", "plan", "launch_cost", "report", "export")
+COMMANDS = ("summary", "gui", "run", "dag", "diverge", "tune", "plan", "launch_cost", "report", "export")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -84,6 +84,10 @@ def render_run(report: dict[str, Any]) -> str:
             lines.append(f"  outputs ({mode} vs eager): {state}")
         elif mode != "eager":
             lines.append(f"  outputs: {outputs.get('note', 'not checked')}")
+    if report.get("divergence"):
+        from graphscope.diverge.render import divergence_lines
+
+        lines += divergence_lines(report["divergence"])
     lines += ["", f"Verdict: {report['verdict']}"]
     profiled = report.get("profiled") or {}
     for mode, files in report.get("traces", {}).items():

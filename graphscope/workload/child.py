@@ -163,6 +163,26 @@ class Child:
 
         return scrubbed_replay(self.live)
 
+    def do_diverge(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Where the graph's outputs depart from eager's: the first differing node (workload/diverge_search.py)."""
+        from graphscope.workload.diverge_gpu import attribute
+        from graphscope.workload.diverge_search import diverge
+
+        self.capturing = self.live.graph is None
+        result = diverge(self.live)
+        self.capturing = False
+        why = attribute(self.live, result.get("graph_launches") or [])  # the node's module and operator
+        if why:
+            result["attribution"] = f"no operator attribution: torch.profiler failed ({why})"
+        return result
+
+    def do_audit(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The frozen-at-capture audit: the graph against a capture at a second state (workload/diverge_audit.py)."""
+        from graphscope.workload.diverge_audit import audit_graph
+
+        self.capturing = True
+        return audit_graph(self.live)
+
     def do_shutdown(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"bye": True}
 

@@ -96,6 +96,10 @@ class WorkloadContext:
         self.launch = self._launcher()
         self._modules: dict[tuple[str, tuple[str, ...]], Any] = {}
         self.kernels: dict[str, Kernel] = {}  # site key -> its kernel
+        # while set (graphscope diverge records one eager step), the raw kernel each new plan calls is
+        # tap(raw kernel, site key) instead: a wrapper that notes the launch's arguments; plans are
+        # redone at every recorded step, so the plain path costs nothing more
+        self.tap: Callable[[Any, str], Any] | None = None
 
     @property
     def config(self) -> LaunchConfig:
@@ -280,7 +284,9 @@ class WorkloadContext:
             chosen,
             blocks,
             self._config_cell[0],
-            kernel.pdl_launch if programmatic else kernel.raw,
+            (kernel.pdl_launch if programmatic else kernel.raw)
+            if self.tap is None
+            else self.tap(kernel.pdl_launch if programmatic else kernel.raw, f"{site_name}#{ordinal}"),
             _compact(chosen),
             _compact(blocks),
             shared,

@@ -52,6 +52,7 @@ class RunReport:
     traces: dict[str, dict[str, str]] = field(default_factory=dict)  # mode -> {"sqlite":..., "report":...}
     own_cost: dict[str, Any] | None = None  # what ctx.launch / ctx.launcher add per eager step (own_cost.py)
     profiled: dict[str, dict[str, Any]] = field(default_factory=dict)  # mode -> the profiled child's medians
+    divergence: dict[str, Any] | None = None  # where the graph departs from eager (when its outputs differ)
 
     def profiled_json(self) -> dict[str, dict[str, Any]]:
         """Each profiled mode's medians and the profiler's overhead against the unprofiled run."""
@@ -106,8 +107,7 @@ class RunReport:
             return (
                 f"the outputs differ between eager and graph ({worst or 'an output'}: max |diff| "
                 f"{graph.outputs.get('max_abs_diff', 0.0):.3g}): the captured graph does not compute what the eager "
-                "step computes, so its speed says nothing; look for host values read inside the step, work outside "
-                "ctx.stream, or inputs the step modifies"
+                "step computes, so its speed says nothing; " + self._where()
             )
         ratio = self.speedup()
         if ratio is None:
@@ -128,6 +128,28 @@ class RunReport:
             )
         return f"the graph is slower: {ratio.value:.2f}x ({why}; {interval})"
 
+    def _where(self) -> str:
+        """Where the graph departs from eager, from the divergence search run when outputs differed."""
+        from graphscope.diverge.render import node_title
+
+        found = self.divergence or {}
+        if found.get("position") is not None:
+            return (
+                f"the first node that differs is {node_title(found.get('captured'), found['position'])}: "
+                f"`graphscope diverge {self.workload.name}` shows its captured launch beside eager's"
+            )
+        return (
+            "look for host values read inside the step, work outside ctx.stream, or inputs the step modifies "
+            f"(`graphscope diverge {self.workload.name}` searches the graph for the first node that differs)"
+        )
+
+    def divergence_json(self) -> dict[str, Any] | None:
+        """The search's answer; the eager step's raw launch record stays out (each node carries its own)."""
+        if self.divergence is None:
+            return None
+        bulky = ("eager_launches",)
+        return {k: v for k, v in self.divergence.items() if k not in bulky}
+
     def to_json(self) -> dict[str, Any]:
         ratios = {m: r.to_json() for m in ("wall_ns", "gpu_ns") if (r := self.speedup(m)) is not None}
         return {
@@ -146,6 +168,7 @@ class RunReport:
             "traces": self.traces,
             "own_cost": self.own_cost_json(),
             "profiled": self.profiled_json(),
+            "divergence": self.divergence_json(),
             "started": self.started,
             "finished": self.finished,
         }
@@ -187,6 +210,12 @@ def run_workload(
             )
         info = session.info
         own_cost = session.request("own_cost")["own_cost"] if "eager" in results else None
+        divergence = None
+        if "graph" in results and results["graph"].outputs.get("match") is False:
+            from graphscope.workload.divergence import diverge_in
+
+            progress(0.72, "the graph's outputs differ from eager's: searching for the first node that differs")
+            divergence = diverge_in(session)
     report = RunReport(
         Path(path).resolve(),
         reps,
@@ -198,6 +227,7 @@ def run_workload(
         time.time(),
         config,
         own_cost=own_cost,
+        divergence=divergence,
     )
     if profile:
         from graphscope.workload.profiling import PROFILED_REPS, profile_modes

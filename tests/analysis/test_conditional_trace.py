@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graphscope.text.run import render_run
-
 from graphscope.analysis.conditional_trace import check, check_run, expected_runs, sidecar_of
 from graphscope.cli import main
+from graphscope.text.run import render_run
 from graphscope.trace import load_trace
 from tests.workload.fakes import fake_report
 

@@ -11,12 +11,12 @@ import types
 from enum import Enum
 
 import pytest
-from graphscope.text.tune import render_dag
 
 from graphscope.core.launch_config import Site
 from graphscope.graph.conditional import attach_counts, body_kernel_names, facts, label, walk
 from graphscope.graph.export import to_dot
 from graphscope.graph.model import Dag, DagNode
+from graphscope.text.tune import render_dag
 from tests.graph.conditional_dags import branches_dag, decode_dag, while_node
 
 
