@@ -47,7 +47,7 @@ if [ "$CALL" = 3 ]; then
   timeout 5 python3 benchmarks/demo_plan.py "$RESULTS/demo_plan_raw.json" && cp assets/demo_plan.json "$RESULTS/"
   timeout 8 python3 -m pytest -q -p no:cacheprovider tests/plan/test_demo_plan.py 2>&1 | tail -5
   step "GPU tests: DAG lines and shapes; a CuPy run's replay attributed to the workload's lines"
-  timeout 28 python3 -m pytest -m gpu -q -s -p no:cacheprovider tests/gpu/test_attribution_gpu.py \
+  timeout 26 python3 -m pytest -m gpu -q -s -p no:cacheprovider tests/gpu/test_attribution_gpu.py \
     -k "dag_of_a_decode or cupy_chain" 2>&1 | tail -12
   step "node identity calls (CUDA 13.1+) on this driver"
   timeout 4 python3 benchmarks/probe_node_ids.py | tee "$RESULTS/node_ids.json"

@@ -54,6 +54,7 @@ def render_run(report: dict[str, Any]) -> str:
             f"  graph, once: capture {format_ns(capture['capture_ns'])}, end capture + instantiate "
             f"{format_ns(capture['instantiate_ns'])}, upload {format_ns(capture['upload_ns'])} "
             f"({capture['launches_captured']} tunable launches)"
+            + (f"; warm-up before it {format_ns(capture['warm_up_ns'])}" if capture.get("warm_up_ns") else "")
         )
     wall, gpu = report["speedup"].get("wall_ns"), report["speedup"].get("gpu_ns")
     if wall:
