@@ -58,10 +58,11 @@ def param_layout(driver: Any, func: Any) -> list[tuple[int, int]] | None:
     return layout
 
 
-SWITCHABLE = tuple(kind.noun for kind in NODE_WORK)  # "kernel", "memcpy", "memset"
-"""Node types cuGraphNodeSetEnabled can disable: the search's prefixes are over these, in capture order
-(measured on the H100: a torch step's clone and slice copies are memcpy nodes, and left enabled after a
-disabled prefix they wrote over the buffers being compared)."""
+SWITCHABLE = tuple(kind.noun for kind in NODE_WORK)
+"""Node types cuGraphNodeSetEnabled can disable (the driver's names are core.events' nouns of NODE_WORK):
+the search's prefixes are over these, in capture order. Measured on the H100: a torch step's clone and
+slice copies are memcpy nodes, and left enabled after a disabled prefix they wrote over the buffers being
+compared."""
 
 
 def _word(value: int, label: str, offset: int) -> dict[str, Any]:
