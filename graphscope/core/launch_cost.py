@@ -56,6 +56,7 @@ class LaunchCost:
     def describe(self) -> str:
         """'1.26 us + 0.85 ns per node (H100; ...)'."""
         edge = f" + {self.per_edge_ns:.2f} ns per edge" if self.per_edge_ns else ""
+        edge += f" + {self.per_root_ns / 1000:.2f} us per root beyond the first" if self.per_root_ns else ""
         return f"{self.fixed_ns / 1000:.2f} us + {self.per_node_ns:.2f} ns per node{edge} ({self.gpu}; {self.source})"
 
     def to_json(self) -> dict[str, object]:
