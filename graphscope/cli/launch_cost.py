@@ -49,6 +49,18 @@ def run(args: argparse.Namespace) -> int:
     print(f"graph launch (host): {model.describe()}")
     for term, (lo, hi) in model.interval.items():
         print(f"  {term}: 95% interval {lo:g} to {hi:g}")
+    other = model.other
+    extra = ", ".join(
+        f"{k.removesuffix('_ns').replace('_', ' ')} +{v / 1000:.2f} us" for k, v in other.get("extra", {}).items()
+    )
+    if extra:
+        print(f"  priced apart, each: {extra}")
+    lines = [("first launch without upload", other.get("first_no_upload")), ("under Nsight node tracing",
+             (other.get("traced_node") or {}).get("host")), ("under Nsight graph tracing",
+             (other.get("traced_graph") or {}).get("host"))]  # fmt: skip
+    for label, fit in lines:
+        if fit:
+            print(f"  {label}: {fit['per_node_ns']:.0f} ns a node")
     if priced is not None:
         edges = args.nodes - 1 if args.edges is None else args.edges
         print(f"a graph of {args.nodes:,} nodes and {edges:,} edges: {priced / 1000:.2f} us to launch")

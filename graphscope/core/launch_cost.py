@@ -16,6 +16,7 @@ that resamples each graph's launches (BOOTSTRAP draws).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ class LaunchCost:
     def describe(self) -> str:
         """'1.26 us + 0.85 ns per node (H100; ...)'."""
         edge = f" + {self.per_edge_ns:.2f} ns per edge" if self.per_edge_ns else ""
+        edge += f" + {self.per_root_ns / 1000:.2f} us per root beyond the first" if self.per_root_ns else ""
         return f"{self.fixed_ns / 1000:.2f} us + {self.per_node_ns:.2f} ns per node{edge} ({self.gpu}; {self.source})"
 
     def to_json(self) -> dict[str, object]:
@@ -164,10 +166,11 @@ def fit_terms(design: np.ndarray, samples: list[np.ndarray], names: tuple[str, .
 
 
 SERIAL_SHAPES = ("chain", "layered", "streams")  # few nodes ready at a time: fixed + node + edge + root terms
-EXTRA_UNITS = {  # shapes whose nodes cost more, and what is counted as one unit of that extra cost
-    "fanout": ("parallel_node_ns", lambda s: s["nodes"] - 2),  # leaves beyond the first, all ready at once
-    "memops": ("memop_node_ns", lambda s: s.get("memops", 0)),  # memset and memcpy nodes
-    "hostnodes": ("host_node_ns", lambda s: s.get("hostnodes", 0)),  # host nodes
+EXTRA_UNITS: dict[str, tuple[str, Callable[[dict[str, Any]], int]]] = {
+    # shapes whose nodes cost more, and what is counted as one unit of that extra cost
+    "fanout": ("parallel_node_ns", lambda s: int(s["nodes"]) - 2),  # leaves beyond the first, ready at once
+    "memops": ("memop_node_ns", lambda s: int(s.get("memops", 0))),  # memset and memcpy nodes
+    "hostnodes": ("host_node_ns", lambda s: int(s.get("hostnodes", 0))),  # host nodes
 }
 BLOCKED_SHARE = 0.8  # a launch call lasting 80% of the GPU's time from before it to the graph's end kept
 # pace with the GPU (measured: a fan-out of 100 tiny kernels, 25 of 31 us): its time is the GPU's, not its own
@@ -221,7 +224,6 @@ def fit_measurement(
     for shape in sorted({s["shape"] for s in every}):
         sizes = sorted(s["nodes"] for s in every if s["shape"] == shape and blocked(s))
         result["blocked_from"][shape] = sizes[0] if sizes else None
-    line = lambda rows: np.column_stack([np.ones(len(rows)), [s["nodes"] for s in rows]])  # noqa: E731
     result["gpu_by_shape"] = {}
     for shape in sorted({s["shape"] for s in every}):
         mine = [s for s in every if s["shape"] == shape]
@@ -253,6 +255,11 @@ def fit_measurement(
     return result
 
 
+def line(rows: list[dict[str, Any]]) -> np.ndarray:
+    """The design [1, nodes] of some measured graphs."""
+    return np.column_stack([np.ones(len(rows)), [s["nodes"] for s in rows]])
+
+
 def roots(sample: dict[str, Any]) -> int:
     """A measured graph's root nodes (launch_bench records them; older measurements: from the shape)."""
     if "roots" in sample:
@@ -272,8 +279,7 @@ def _host_nodes(samples: list[dict[str, Any]]) -> dict[str, Any] | None:
     """What each host node adds to a chain of the same size: host launch time and GPU time (medians over
     the sizes measured both ways whose call did not keep pace with the GPU); None without host-node graphs."""
     chains = {s["nodes"]: s for s in samples if s["shape"] == "chain"}
-    pairs = [(s, chains.get(s["nodes"])) for s in samples if s.get("hostnodes") and not blocked(s)]
-    pairs = [(s, c) for s, c in pairs if c is not None]
+    pairs = [(s, chains[s["nodes"]]) for s in samples if s.get("hostnodes") and not blocked(s) and s["nodes"] in chains]
     if not pairs:
         return None
 
