@@ -57,11 +57,13 @@ def test_kineto_overlap_matches_plain_json(path, capsys):
     import gzip
 
     with gzip.open(path, "rt") as f:
-        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel"]
-    by_stream: dict[int, list[tuple[int, int]]] = {}
-    for e in events:
-        start = round(float(e["ts"]) * 1000)
-        by_stream.setdefault(int(e["args"].get("stream", 0)), []).append((start, start + round(float(e["dur"]) * 1000)))
+        events = json.load(f)["traceEvents"]
+    gpu = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    by_stream: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for e in gpu:
+        start, args = round(float(e["ts"]) * 1000), e.get("args", {})
+        end = start + max(round(float(e.get("dur", 0)) * 1000), 0)
+        by_stream.setdefault((int(args.get("device", 0)), int(args.get("stream", 0))), []).append((start, end))
     count = 0
     for rows in by_stream.values():
         rows.sort()
