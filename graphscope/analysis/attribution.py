@@ -284,13 +284,13 @@ def replayed_nodes(trace: Trace) -> NodeAttribution:
     if not ids or not sum(len(i) for i in ids):
         empty = np.empty(0, np.int64)
         return NodeAttribution(empty, np.empty(0, np.int8), empty, empty, {})
-    node, kind, duration, stream = (np.concatenate(c) for c in (ids, kinds, durations, streams))
+    node, node_kind, duration, stream = (np.concatenate(c) for c in (ids, kinds, durations, streams))
     unique, first, inverse = np.unique(node, return_index=True, return_inverse=True)  # sorted: graph, then index
     pairs = np.unique(np.stack([graph_of(node), stream], axis=1), axis=0)
     graphs, per_graph = np.unique(pairs[:, 0], return_counts=True)
     return NodeAttribution(
         node=unique,
-        kind=kind[first],
+        kind=node_kind[first],
         activities=np.bincount(inverse).astype(np.int64),
         gpu_ns=np.bincount(inverse, weights=duration).astype(np.int64),
         streams_per_graph=dict(zip(graphs.tolist(), per_graph.tolist(), strict=True)),

@@ -210,14 +210,14 @@ def match(replay: Trace, nodes: NodeAttribution, found: list[Window]) -> MatchRe
         numbers = sorted({w.number for w, _ in candidates})
         if len(numbers) == 1:
             nodes.set(rows, "capture", [str(numbers[0])] * len(rows))
-        exact = all(w.kinds == tuple(nodes.kind[rows].tolist()) for w, _ in candidates)
+        kinds_agree = all(w.kinds == tuple(nodes.kind[rows].tolist()) for w, _ in candidates)
         report.graphs.append(
             {
                 "graph": graph,
                 "nodes": len(rows),
                 "capture": numbers[0] if len(numbers) == 1 else None,
                 "candidates": numbers,
-                "match": "exact" if exact else _missing(len(rows), candidates),
+                "match": "exact" if kinds_agree else _missing(len(rows), candidates),
                 "by_position_only": replay.info.layout == "kineto" and nodes.streams_per_graph.get(graph, 1) > 1,
             }
         )

@@ -62,7 +62,7 @@ def rank_units(trace: Trace) -> list[tuple[int, int]]:
 def unit_label(trace: Trace, unit: tuple[int, int]) -> str:
     """'pid 4242, GPU 1': where in its file a rank's work is."""
     process, device = unit
-    pids = trace.processes.pid if len(trace.processes) else []
+    pids = trace.processes.pid if len(trace.processes) else np.empty(0, np.int64)
     pid = int(pids[process]) if 0 <= process < len(pids) else process
     return f"pid {pid}, GPU {device}"
 
