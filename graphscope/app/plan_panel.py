@@ -40,6 +40,7 @@ from graphscope.core.rules import PLAN_EXPECTED
 from graphscope.plan.snippets import ENGINES, engine_snippet
 from graphscope.report.plan_report import COLUMNS as PER_SIZE_COLUMNS
 from graphscope.report.plan_report import per_size_cells
+from graphscope.store.demo_plan import demo_plan_path
 from graphscope.text.plan import under_rule_lines
 
 COLUMNS = (*PER_SIZE_COLUMNS, "captured")
@@ -110,6 +111,8 @@ class PlanPanel(TaskPanel):
         self.demo_button = QPushButton("Demo plan")  # store/demo_plan.py: measured on a GPU, tried without one
         self.demo_button.setToolTip("re-plan the shipped demo plan (plan:demo), measured on an H100")
         self.demo_button.clicked.connect(self.plan_demo)
+        # the plan is measured on a GPU (benchmarks/demo_plan.py): a tree without it offers no button
+        self.demo_button.setVisible(demo_plan_path().is_file())
         self.verdict = QLabel()
         self.verdict.setWordWrap(True)
         self.plot = pg.PlotWidget(title=f"{PLAN_EXPECTED} against graph memory (the Pareto frontier)")
