@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import shiboken6
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from graphscope.analysis.attribution import NodeAttribution
@@ -94,6 +95,8 @@ class GraphPanel(QWidget):
             self.module_task = start_behind(task)
 
     def _attributed(self, task: Task, trace: Trace, found: tuple[NodeAttribution, dict[str, RGB]]) -> None:
+        if not shiboken6.isValid(self):  # the window closed while the attribution ran (a lambda outlives it)
+            return
         if task is not self.module_task or trace is not self.trace or self.source != "trace":
             return  # another file, a live capture or an attached capture came meanwhile
         self.module_task = None
