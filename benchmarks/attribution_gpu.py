@@ -113,8 +113,8 @@ def cost(out: Path, times: int = 5) -> int:
     """Median capture time of the step captured `times` times each way, in this process."""
     import torch
 
-    from graphscope.workload.live import LiveWorkload
-    from graphscope.workload.op_attribution import ModuleRanges
+    from graphscope.workload.child.live import LiveWorkload
+    from graphscope.workload.child.op_attribution import ModuleRanges
 
     live = LiveWorkload(WORKLOAD)
     live.capture_graph()  # the first capture warms up (side stream): not timed

@@ -52,7 +52,7 @@ def graphscope_measure(reps: int, dot: Path | None) -> Any:
     from graphscope.graph.export import to_dot
     from graphscope.graph.model import Dag
     from graphscope.text.tune import render_dag
-    from graphscope.workload.live import LiveWorkload
+    from graphscope.workload.child.live import LiveWorkload
 
     live = LiveWorkload(EXAMPLE)
     eager = live.measure("eager", reps, 3)

@@ -7,7 +7,7 @@ Two workloads (benchmarks/faults/): a CuPy pipeline of eight uniquely named kern
 four faults at stages 1, 3, 5, 7) and a PyTorch decoder-ish step with four slots (14 cases: each fault at
 slots 0-2, stale and scalar also at slot 3). Every case is loaded in this process (one torch import for
 all), run as `graphscope run` runs it (eager steps, then one capture, replays compared with eager), then
-searched (workload/diverge_search.py). The right node is known without graphscope: the CuPy fault's
+searched (workload/child/diverge_search.py). The right node is known without graphscope: the CuPy fault's
 kernel is named stage{S}; the torch fault's kernel is the slot's op (benchmarks/faults/torch_decoder.py:
 FAULT_OP) counted from the slot's marker fill.
 """
@@ -46,8 +46,8 @@ def expected_position(framework: str, kind: str, at: int, names: list[str]) -> i
 
 
 def run_case(case: str, reps: int, audit: bool = True) -> dict:
-    from graphscope.workload.diverge_search import diverge
-    from graphscope.workload.live import LiveWorkload
+    from graphscope.workload.child.diverge_search import diverge
+    from graphscope.workload.child.live import LiveWorkload
 
     framework, kind, at = case.split(":")
     os.environ["GRAPHSCOPE_FAULT"] = f"{kind}:{at}"
@@ -70,7 +70,7 @@ def run_case(case: str, reps: int, audit: bool = True) -> dict:
     answer["names"] = names
     answer["right"] = answer["expected"] is not None and answer["position"] == answer["expected"]
     if audit:
-        from graphscope.workload.diverge_audit import audit_graph
+        from graphscope.workload.child.diverge_audit import audit_graph
 
         t0 = time.perf_counter()
         found = audit_graph(live)

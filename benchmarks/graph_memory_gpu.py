@@ -3,7 +3,7 @@
     python benchmarks/graph_memory_gpu.py torch OUT [SIZES]   # examples/torch_block.py, 1,4,16,64 by default
     python benchmarks/graph_memory_gpu.py cupy OUT [SIZES]    # examples/batched_mlp.py
 
-Runs the planner's own per-size measurement (workload/sizes.py measure_sizes, largest first, one pool)
+Runs the planner's own per-size measurement (workload/child/sizes.py measure_sizes, largest first, one pool)
 in this process with every memory reading it takes doubled by the framework's: for PyTorch
 `torch.cuda.memory_stats()` (reserved and allocated bytes) and the caching allocator's segments grouped
 by pool (`memory_snapshot()`: the graphs' private pool apart from the default one), read at the
@@ -67,8 +67,8 @@ def cupy_reading(cupy: Any) -> dict[str, Any]:
 
 
 def measure(framework: str, out: Path, sizes: list[int]) -> dict[str, Any]:
-    from graphscope.workload.live import LiveWorkload
-    from graphscope.workload.sizes import measure_sizes
+    from graphscope.workload.child.live import LiveWorkload
+    from graphscope.workload.child.sizes import measure_sizes
 
     workload = ROOT / "examples" / ("torch_block.py" if framework == "torch" else "batched_mlp.py")
     live = LiveWorkload(workload, sizes=sizes)

@@ -36,7 +36,7 @@ def test_ruff_is_clean():
 
 
 def test_no_module_imports_itself_through_others():
-    """No import circles (one held workload.context -> interop -> frameworks -> context together)."""
+    """No import circles (one held workload.child.context -> interop -> frameworks -> context together)."""
     grimp = pytest.importorskip("grimp")
     graph = grimp.build_graph("graphscope")
     circles = []

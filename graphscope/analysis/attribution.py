@@ -30,7 +30,7 @@ OPERATOR, FRAME = RANGE_DOMAINS["cpu_op"], RANGE_DOMAINS["python_function"]
 MODULE_PREFIX = "nn.Module: "
 PATH_PREFIX = "module: "
 """graphscope's own runs name a range per module call by its whole path ('module: model.layers.0.mlp':
-workload/op_attribution.py MODULE_MARK, which analysis may not import)."""
+workload/child/op_attribution.py MODULE_MARK, which analysis may not import)."""
 NO_OPERATOR = "(no operator)"
 FIELDS = ("operator", "module", "shapes", "frame", "api", "capture")
 """The attribution's fields; coverage is the share of replay GPU time that has each."""

@@ -1,7 +1,7 @@
 """A run's graph trace attributed: how much of its replay came back to a module and a line of code.
 
 `graphscope run --profile torch` records the graph mode's capture with stacks, shapes and module paths
-(workload/torch_profile.py) in the same trace as its replays; an Nsight run's node-mode export carries
+(workload/child/torch_profile.py) in the same trace as its replays; an Nsight run's node-mode export carries
 node-creation events. Either way the replay's own trace is enough (analysis/capture_ops.py). This is
 the run's short answer: the coverage per field, the modules that take the most replay time, and, where
 something is not attributed, which kernels lost it (the first thing to look at when coverage falls).

@@ -29,7 +29,7 @@ def sidecar_of(trace_path: str | Path) -> Path:
 
 
 def expected_runs(measured: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """From a profiled child's conditionals (workload/conditional.py LoopMeter): per construct, the body
+    """From a profiled child's conditionals (workload/child/conditional.py LoopMeter): per construct, the body
     runs over every launch the trace holds (warm-up and measured), the launches, and the body's kernels."""
     found = {}
     for key, loop in measured.items():

@@ -150,7 +150,7 @@ def tooltip(node: DagNode, folded: int, median_ns: float | None = None, module: 
             lines.append(f"made inside module {module} during capture")
     if node.detail.get("launched_by"):
         lines.append(f"launched by {node.detail['launched_by']}")
-    for key, label in (("frame", "line"), ("shapes", "input shapes")):  # workload/op_attribution.py
+    for key, label in (("frame", "line"), ("shapes", "input shapes")):  # workload/child/op_attribution.py
         if node.detail.get(key):
             lines.append(f"{label} {node.detail[key]}")
     if node.detail.get("full_name"):

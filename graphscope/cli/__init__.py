@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["_workload-child"]:  # a frozen app starting its own workload child
-        from graphscope.workload.child import main as child_main
+        from graphscope.workload.child.main import main as child_main
 
         return child_main(argv[1:])
     args = build_parser().parse_args(join_values(argv))

@@ -1,7 +1,7 @@
 """The PDL parts of `graphscope dag` and `graphscope tune --pdl` (registered in cli.py; no Qt).
 
 `dag W.py --pdl` times each programmatic edge in the workload's child (the graph replayed with that edge
-made plain, workload/pdl.py); `dag W.py --trace T` measures each edge's gap in a node-level trace of the
+made plain, workload/child/pdl.py); `dag W.py --trace T` measures each edge's gap in a node-level trace of the
 same workload (`graphscope run W.py --nsys`); both feed one verdict per edge (graph/edges.py).
 """
 

@@ -1,6 +1,6 @@
 """Which Python frame of a stack is the user's code: the first frame outside torch, triton, CuPy, the
 engines' launchers and the standard library. Shared by the attribution of traces (analysis/attribution.py)
-and of a live graph's nodes (workload/op_attribution.py, which reads torch.profiler's stacks)."""
+and of a live graph's nodes (workload/child/op_attribution.py, which reads torch.profiler's stacks)."""
 
 from __future__ import annotations
 

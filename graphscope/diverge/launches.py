@@ -1,6 +1,6 @@
 """One kernel node's launch as plain data, and what differs between two launches of the same node.
 
-A launch (as the workload child reads it from a graph node, workload/diverge_gpu.py):
+A launch (as the workload child reads it from a graph node, workload/child/diverge_gpu.py):
 
     {"position": 3, "node": 5, "name": "gelu", "grid": [8, 1, 1], "block": [256, 1, 1], "shared_mem": 0,
      "params": [{"offset": 0, "size": 8, "hex": "0000a0c1...", "pointer": True, "memory": "declared"}, ...],

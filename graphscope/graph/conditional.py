@@ -2,7 +2,7 @@
 
 `cuGraphNodeGetType` names a node CONDITIONAL on every driver that runs them; what it is (type, handle,
 body graphs) is read back with `cuGraphNodeGetParams` only from CUDA 13.2 drivers. On older ones (the
-lent H100's 13.0) graphscope knows what the workload built (workload/conditional.py records each node's
+lent H100's 13.0) graphscope knows what the workload built (workload/child/conditional.py records each node's
 handle, type and body graphs when it adds it), so the node is described from that record; a conditional
 node graphscope did not build is shown as such, its bodies unknown.
 

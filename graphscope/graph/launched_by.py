@@ -1,6 +1,6 @@
 """Which PyTorch operator and module launched each kernel node of a live graph.
 
-The workload child profiles one eager step (workload/op_attribution.py) and hands over its kernel
+The workload child profiles one eager step (workload/child/op_attribution.py) and hands over its kernel
 launches in order, each with the module and operator around it. Capture records the same step, so the
 graph's kernel nodes (capture order) and the profiled launches are the same sequence wherever the step
 is deterministic; they are aligned by kernel name (difflib's longest matching blocks), so a kernel that

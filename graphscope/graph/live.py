@@ -76,7 +76,7 @@ class LiveGraph:
         from cuda.bindings import driver, runtime
 
         self.driver, self.runtime = driver, runtime
-        self.conditionals = conditionals or []  # what the workload built (workload/conditional.py LoopRecord)
+        self.conditionals = conditionals or []  # what the workload built (workload/child/conditional.py LoopRecord)
         self.sites = sites
         self.exec_handle = exec_handle
         graph = driver.CUgraph(init_value=graph_handle)
@@ -166,7 +166,7 @@ class LiveGraph:
         """The graph as plain data; kernels named in `triton` (the workload's @triton.jit functions) or
         named as Inductor names its kernels ('triton_...') are user kernels that are still not tunable."""
         notes = []
-        for node in self.nodes:  # graphscope's own condition kernels (workload/conditional.py)
+        for node in self.nodes:  # graphscope's own condition kernels (workload/child/conditional.py)
             if node.type == "kernel" and node.name.startswith("graphscope_"):
                 node.detail["tunable"] = CONDITION_KERNEL
         kernels = [n for n in self.nodes if n.type == "kernel" and not n.name.startswith("graphscope_")]

@@ -39,7 +39,7 @@ def measure(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> dict[str, Any]:
-    """Per-size measurements (workload/sizes.py) and, with `order_check`, the smallest-first memory."""
+    """Per-size measurements (workload/child/sizes.py) and, with `order_check`, the smallest-first memory."""
     started = time.time()
     progress(0.05, f"loading {Path(workload).name} in a child process")
     with WorkloadSession(Path(workload), None, timeout, cancel, sizes=sizes) as session:
@@ -94,7 +94,7 @@ def costs_of(measured: dict[str, Any]) -> list[SizeCost]:
 
 
 def switch_penalty(measured: dict[str, Any]) -> float:
-    """The measured cost of replaying a graph right after another one (workload/sizes.py): the round-robin
+    """The measured cost of replaying a graph right after another one (workload/child/sizes.py): the round-robin
     estimate, at least 0; 0 where the measurements predate it or hold one size. Of the two estimates it is
     the one whose predictions stayed within 5% of serving on the H200 (benchmarks/RESULTS.md); alternating
     neighbours only gave 0.3-15 us against 0.3-4.2 us served, and the MLP's prediction +6.1%."""
@@ -273,7 +273,7 @@ def serve_check(
     timeout: float = DEFAULT_TIMEOUT_S,
     cancel: CancelToken | None = None,
 ) -> dict[str, Any]:
-    """Serve `count` requests drawn from the plan's traffic through its chosen sizes (workload/serve.py)
+    """Serve `count` requests drawn from the plan's traffic through its chosen sizes (workload/child/serve.py)
     in a fresh child, and set the mean against what the planner predicts for that same sequence."""
     from collections import Counter
     from statistics import fmean

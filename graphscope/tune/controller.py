@@ -66,7 +66,7 @@ class IsolatingMeasurer:
 
     def _scrubbed(self, trial: Trial) -> dict[str, Any] | None:
         """The trial's config (applied in place), replayed once after every SM's shared memory was filled
-        with NaN (workload/scrub.py): a finding in compute-sanitizer's form, or None when the outputs
+        with NaN (workload/child/scrub.py): a finding in compute-sanitizer's form, or None when the outputs
         still match (NaN counts only where the trial's own outputs matched and were finite)."""
         started = time.perf_counter()
         outputs = self.controller.session.request("scrubbed", timeout=self.controller.measurer().timeout)

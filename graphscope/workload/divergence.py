@@ -1,6 +1,6 @@
 """`graphscope diverge WORKLOAD` from the parent's side: one workload child, asked to capture the step as
-`graphscope run` does (right after an eager step), search the graph (workload/diverge_search.py) and,
-with `audit`, diff it against a capture at a second state (workload/diverge_audit.py)."""
+`graphscope run` does (right after an eager step), search the graph (workload/child/diverge_search.py) and,
+with `audit`, diff it against a capture at a second state (workload/child/diverge_audit.py)."""
 
 from __future__ import annotations
 

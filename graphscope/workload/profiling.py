@@ -59,7 +59,7 @@ def _torch_modes(
     folder: Path,
     timeout: float,
 ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
-    """One fresh child per mode under torch.profiler (workload/torch_profile.py), as nsys gets one."""
+    """One fresh child per mode under torch.profiler (workload/child/torch_profile.py), as nsys gets one."""
     traces, measured = {}, {}
     for mode in modes:
         trace = Path(folder) / f"{Path(path).stem}_{mode}.pt.trace.json"

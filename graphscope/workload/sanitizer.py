@@ -6,7 +6,7 @@ For one configuration, each tool (memcheck: out-of-bounds and misaligned accesse
 global memory never written; racecheck: shared-memory hazards between threads) runs the workload child
 in batch mode, which loads the workload with that configuration (its reference step launches every
 ctx.launch site with the configured block) and runs one eager step; the three run side by side.
-Reads of shared memory never written pass all three: workload/scrub.py checks those first.
+Reads of shared memory never written pass all three: workload/child/scrub.py checks those first.
 """
 
 from __future__ import annotations

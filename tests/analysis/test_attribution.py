@@ -274,7 +274,7 @@ def test_the_user_s_frame_is_outside_libraries_launchers_and_the_standard_librar
 
 
 def test_graphscope_s_own_module_ranges_name_the_whole_path(tmp_path):
-    """`run --profile torch` opens a `module: <path>` range per module call (workload/op_attribution.py):
+    """`run --profile torch` opens a `module: <path>` range per module call (workload/child/op_attribution.py):
     the innermost one is the node's module, already a whole path; with no operator shapes recorded."""
     trace = Trace()
     calls = [{"op": "aten::mm", "dims": None}, {"op": "aten::gelu", "dims": None}]

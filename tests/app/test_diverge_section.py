@@ -8,7 +8,7 @@ import json
 import pytest
 
 from graphscope.diverge.render import launch_rows
-from graphscope.workload.diverge_search import diverge
+from graphscope.workload.child.diverge_search import diverge
 from tests.diverge.test_search_sim import faulty
 from tests.workload.fakes import fake_report
 

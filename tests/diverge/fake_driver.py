@@ -1,5 +1,5 @@
 """A stand-in for cuda.bindings.driver over simulated device memory and graphs of Python kernels: enough
-of the driver for workload/diverge_search.py to run its whole search on the CPU."""
+of the driver for workload/child/diverge_search.py to run its whole search on the CPU."""
 
 from __future__ import annotations
 

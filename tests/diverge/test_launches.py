@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from graphscope.diverge.audit import audit_launches
 from graphscope.diverge.launches import auditable, differences, opaque
-from graphscope.workload.graph_memory import MemoryMap
+from graphscope.workload.child.graph_memory import MemoryMap
 from tests.diverge.fake_driver import FakeDriver
 
 
@@ -18,7 +18,7 @@ def test_pointers_inside_an_opaque_blob_are_found_and_a_moved_one_is_named() -> 
     a, b, d = drv.malloc(4096), drv.malloc(4096), drv.malloc(4096)
     memory = MemoryMap(drv)
     memory.freeze()
-    from graphscope.workload.graph_memory import mark_pointers
+    from graphscope.workload.child.graph_memory import mark_pointers
 
     first = {"name": "gemm", "grid": [1, 1, 1], "block": [128, 1, 1], "shared_mem": 0, "param_info": True,
              "params": [{"offset": 0, "size": 1720, "hex": blob(7, a, 3, d)}]}
@@ -92,7 +92,7 @@ def test_a_torch_node_gets_the_module_and_operator_of_the_profiled_launch() -> N
     from types import SimpleNamespace
 
     from graphscope.diverge.render import node_title
-    from graphscope.workload.diverge_gpu import attribute
+    from graphscope.workload.child.diverge_gpu import attribute
 
     profiled = [
         {"kernel": "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >()",

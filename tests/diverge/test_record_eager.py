@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from graphscope.workload.diverge_gpu import eager_launch, record_eager
+from graphscope.workload.child.diverge_gpu import eager_launch, record_eager
 from tests.workload.test_context import ctx  # noqa: F401 (the fixture: a WorkloadContext over a CuPy stand-in)
 
 WORKLOAD = '''

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from graphscope.diverge.launches import differences, scalar_text
 from graphscope.diverge.render import render, render_audit, render_search
-from graphscope.workload.diverge_audit import audit_graph
-from graphscope.workload.diverge_search import diverge
+from graphscope.workload.child.diverge_audit import audit_graph
+from graphscope.workload.child.diverge_search import diverge
 from tests.diverge.test_search_sim import faulty
 
 ROOT = Path(__file__).resolve().parents[2]

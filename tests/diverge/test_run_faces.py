@@ -8,7 +8,7 @@ import json
 
 from graphscope.diverge.render import divergence_lines
 from graphscope.text.run import render_run
-from graphscope.workload.diverge_search import diverge
+from graphscope.workload.child.diverge_search import diverge
 from tests.diverge.test_search_sim import faulty
 from tests.workload.fakes import fake_report
 

@@ -1,4 +1,4 @@
-"""The whole divergence search (workload/diverge_search.py) on a simulated driver: graphs of Python
+"""The whole divergence search (workload/child/diverge_search.py) on a simulated driver: graphs of Python
 kernels over simulated device memory, with faults seeded as the GPU benchmark seeds them."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from graphscope.diverge.render import render_search
-from graphscope.workload.diverge_search import diverge
+from graphscope.workload.child.diverge_search import diverge
 from tests.diverge.fake_driver import FakeDriver, Func, Node
 
 N, BLOCK, STAGES = 1024, 128, 6
@@ -167,7 +167,7 @@ def test_inputs_are_restored_and_not_poisoned() -> None:
 
 @pytest.mark.parametrize("kind", ["scalar", "grid", "stale"])
 def test_the_audit_flags_the_frozen_node_before_any_wrong_answer(kind: str) -> None:
-    from graphscope.workload.diverge_audit import audit_graph
+    from graphscope.workload.child.diverge_audit import audit_graph
 
     live, drv = faulty(kind, 4)
     result = audit_graph(live, drv, time_nodes=False)
@@ -178,7 +178,7 @@ def test_the_audit_flags_the_frozen_node_before_any_wrong_answer(kind: str) -> N
 
 
 def test_the_audit_of_a_sound_graph_flags_nothing() -> None:
-    from graphscope.workload.diverge_audit import audit_graph
+    from graphscope.workload.child.diverge_audit import audit_graph
 
     drv = FakeDriver()
     live = Live(Sim(drv))

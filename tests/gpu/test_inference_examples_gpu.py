@@ -53,7 +53,7 @@ def test_the_request_pipeline_captures_its_copies_and_the_host_receives_the_same
 
 def test_every_replay_reads_what_the_host_wrote_since_the_last(tmp_path):
     """The point of a captured copy in: the graph reads the pinned buffer's current contents."""
-    from graphscope.workload.live import LiveWorkload
+    from graphscope.workload.child.live import LiveWorkload
 
     path = tmp_path / "echo.py"
     path.write_text('''

@@ -49,7 +49,7 @@ def test_measurements_agree_with_a_plain_cupy_loop():
     process: 5 rounds, each alternating 6 blocks of 5 repetitions of each, so that the host's slow and
     fast spells (a plain eager loop alone moved between 5.1 and 7.3 ms from run to run on the H200) fall
     on both; a round's ratio is of the medians of its blocks."""
-    from graphscope.workload.live import LiveWorkload
+    from graphscope.workload.child.live import LiveWorkload
 
     live = LiveWorkload(EXAMPLES / "seed_vecadd.py")
     plain = _plain_seed()

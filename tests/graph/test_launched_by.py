@@ -5,8 +5,8 @@ from types import SimpleNamespace
 from graphscope.graph.launched_by import attach_launchers, launcher_text
 from graphscope.graph.model import Dag, DagNode
 from graphscope.text.tune import render_dag
-from graphscope.workload.live import triton_kernel_names
-from graphscope.workload.op_attribution import MODULE_MARK, _frame, _launcher, _shapes
+from graphscope.workload.child.live import triton_kernel_names
+from graphscope.workload.child.op_attribution import MODULE_MARK, _frame, _launcher, _shapes
 
 GEMM = "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4>(Params)"
 FILL = (

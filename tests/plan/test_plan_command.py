@@ -13,7 +13,7 @@ import pytest
 
 from graphscope.cli import main
 from graphscope.plan import runner
-from graphscope.workload.serve import switches
+from graphscope.workload.child.serve import switches
 from tests.conftest import H200_NODE
 
 SIZES = [1, 2, 4, 8, 16, 32]

@@ -57,7 +57,7 @@ def ctx(monkeypatch):
     fake.zeros = lambda n, dtype: _array(np.zeros(n), dtype)
     fake.asnumpy = np.asarray
     monkeypatch.setitem(sys.modules, "cupy", fake)
-    from graphscope.workload.context import WorkloadContext
+    from graphscope.workload.child.context import WorkloadContext
 
     return WorkloadContext()
 
@@ -147,7 +147,7 @@ def test_launches_follow_the_stream_a_body_is_captured_on(ctx):
 
 
 def test_the_meter_counts_each_repetition_s_iterations(ctx):
-    from graphscope.workload.conditional import loop_meter
+    from graphscope.workload.child.conditional import loop_meter
 
     flag, body, _ = _countdown(ctx, 3)
     ctx.begin_step(record=True)
@@ -310,7 +310,7 @@ def test_a_loop_nested_in_a_loop_keeps_one_key_however_often_the_outer_body_runs
 
 
 def test_the_meter_names_one_iteration_s_kernels_eagerly_as_captured(ctx):
-    from graphscope.workload.conditional import loop_meter
+    from graphscope.workload.child.conditional import loop_meter
 
     flag, body, _ = _countdown(ctx, 4)
     ctx.begin_step(record=True)

@@ -39,7 +39,7 @@ def ctx(monkeypatch):
     fake.cuda = types.SimpleNamespace(Stream=FakeStream, Device=lambda: device)
     fake.RawModule = lambda code, options: types.SimpleNamespace(get_function=FakeKernel)
     monkeypatch.setitem(sys.modules, "cupy", fake)
-    from graphscope.workload.context import WorkloadContext
+    from graphscope.workload.child.context import WorkloadContext
 
     return WorkloadContext()
 

@@ -7,7 +7,7 @@ import types
 import numpy as np
 import pytest
 
-from graphscope.workload import copies
+from graphscope.workload.child import copies
 from graphscope.workload.protocol import describe_error
 
 

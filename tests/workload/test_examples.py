@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graphscope.workload.live import load_module
+from graphscope.workload.child.live import load_module
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.py"))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphscope.workload.live import compare_outputs
+from graphscope.workload.child.live import compare_outputs
 from tests.workload.fakes import fake_report
 
 

@@ -11,7 +11,7 @@ from types import MappingProxyType
 import pytest
 
 from graphscope.text.run import own_cost_line, render_run
-from graphscope.workload.own_cost import launch_path_cost, step_cost
+from graphscope.workload.child.own_cost import launch_path_cost, step_cost
 from tests.workload.fakes import fake_report
 
 
@@ -23,7 +23,7 @@ def context_type(monkeypatch):
         Device=lambda: types.SimpleNamespace(attributes={"MaxSharedMemoryPerBlockOptin": 232448}),
     )
     monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=cuda))
-    from graphscope.workload.context import WorkloadContext
+    from graphscope.workload.child.context import WorkloadContext
 
     return WorkloadContext
 
@@ -40,7 +40,7 @@ class _CountingRaw:
 
 
 def test_a_recorded_step_counts_its_launches_by_path(context_type):
-    from graphscope.workload.context import Kernel
+    from graphscope.workload.child.context import Kernel
 
     ctx = context_type()
     raw = _CountingRaw()

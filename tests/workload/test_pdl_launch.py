@@ -14,7 +14,7 @@ import pytest
 
 from graphscope.core.errors import BadInputError
 from graphscope.core.launch_config import LaunchConfig
-from graphscope.workload.pdl import _argument, griddep_in_ptx, griddep_in_sass
+from graphscope.workload.child.pdl import _argument, griddep_in_ptx, griddep_in_sass
 from tests.workload.test_context import FakeKernel, FakeStream
 
 
@@ -36,9 +36,9 @@ def ctx(monkeypatch):
     fake.cuda = types.SimpleNamespace(Stream=FakeStream, Device=lambda: device)
     fake.RawModule = lambda code, options: types.SimpleNamespace(get_function=FakeKernel)
     monkeypatch.setitem(sys.modules, "cupy", fake)
-    monkeypatch.setattr("graphscope.workload.pdl.PdlLaunch", FakePdl)
+    monkeypatch.setattr("graphscope.workload.child.pdl.PdlLaunch", FakePdl)
     FakePdl.made = []
-    from graphscope.workload.context import WorkloadContext
+    from graphscope.workload.child.context import WorkloadContext
 
     return WorkloadContext()
 
@@ -173,7 +173,7 @@ class FakeGraphDriver:
 
 def test_each_programmatic_edge_is_made_plain_alone_in_a_copy_and_timed_against_the_graph(monkeypatch):
     from graphscope.graph.edges import EdgeKinds
-    from graphscope.workload.pdl import edge_replays
+    from graphscope.workload.child.pdl import edge_replays
 
     driver = FakeGraphDriver()
     bindings = types.ModuleType("cuda.bindings")
@@ -221,7 +221,7 @@ def test_each_programmatic_edge_is_made_plain_alone_in_a_copy_and_timed_against_
 
 def test_a_pdl_launch_hands_the_driver_each_arguments_bytes_and_one_config_per_shape(monkeypatch):
     """What cuLaunchKernelEx reads at kernelParams (a void* per argument) is read back during the call."""
-    from graphscope.workload.pdl import PdlLaunch
+    from graphscope.workload.child.pdl import PdlLaunch
 
     seen = []
 

@@ -81,7 +81,7 @@ def test_large_samples_get_order_statistic_intervals_that_agree_with_the_bootstr
 
 @pytest.mark.parametrize("library, hint", [("transformers", ".[hf]"), ("triton", ".[torch]"), ("torch", ".[torch]")])
 def test_a_workload_that_imports_a_missing_library_is_told_what_to_install(library, hint):
-    from graphscope.workload.child import Child
+    from graphscope.workload.child.main import Child
 
     error = Child()._error(ImportError(f"No module named '{library}'", name=library))
     assert error["kind"] == "missing_library" and hint in error["message"] and library in error["message"]

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from graphscope.workload import torch_profile
-from graphscope.workload.op_attribution import MODULE_MARK
+from graphscope.workload.child import torch_profile
+from graphscope.workload.child.op_attribution import MODULE_MARK
 
 
 class FakeTorch:

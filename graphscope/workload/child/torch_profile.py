@@ -9,7 +9,7 @@ scope the trace to the measured repetitions as they do an Nsight export.
 
 A graph mode's profile also records what each replayed node came from (`summary` attributes the replay
 to its own capture, analysis/attribution_match.py): the capture runs with Python stacks, input shapes
-and a `module: PATH` range per nn.Module call (workload/op_attribution.py), so every captured launch has
+and a `module: PATH` range per nn.Module call (workload/child/op_attribution.py), so every captured launch has
 its operator, module path, shapes and line of user code. Only the capture runs Python the profiler
 records; the replays are one graph launch each, so their timing barely moves. The eager mode's profile
 records none of it: stacks and shapes cost host time per operator, which would be charged to the eager
@@ -21,8 +21,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from graphscope.workload.live import LiveWorkload
-from graphscope.workload.op_attribution import ModuleRanges
+from graphscope.workload.child.live import LiveWorkload
+from graphscope.workload.child.op_attribution import ModuleRanges
 from graphscope.workload.protocol import INSTALL_TORCH, MissingLibrary
 
 

@@ -13,7 +13,7 @@ class CupyFramework:
     name = "cupy"
 
     def __init__(self, config: LaunchConfig | None) -> None:
-        from graphscope.workload.context import WorkloadContext
+        from graphscope.workload.child.context import WorkloadContext
 
         self.ctx = WorkloadContext(config)
         self.cupy = self.ctx.cupy
@@ -29,9 +29,9 @@ class CupyFramework:
             function(self.ctx)
 
     def own_cost(self) -> dict[str, Any] | None:
-        """What ctx.launch / ctx.launcher add to one eager step (workload/own_cost.py); None without any."""
-        from graphscope.workload.context import WorkloadContext
-        from graphscope.workload.own_cost import launch_path_cost, step_cost
+        """What ctx.launch / ctx.launcher add to one eager step (workload/child/own_cost.py); None without any."""
+        from graphscope.workload.child.context import WorkloadContext
+        from graphscope.workload.child.own_cost import launch_path_cost, step_cost
 
         counts = self.ctx.launch_counts
         if not any(counts.values()):

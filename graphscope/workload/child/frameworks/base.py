@@ -13,8 +13,8 @@ WARMUP_BEFORE_CAPTURE = 3  # PyTorch's recipe: warm-up steps on a side stream be
 class Framework(Protocol):
     """Runs, captures, replays and times one workload's step (the workload child's only view of it).
 
-    Every member is called by the child side (workload/live.py, sizes.py, serve.py, scrub.py,
-    torch_profile.py, child.py); mypy checks each adapter and each caller against this list."""
+    Every member is called by the child side (workload/child/live.py, sizes.py, serve.py, scrub.py,
+    torch_profile.py, main.py); mypy checks each adapter and each caller against this list."""
 
     name: str
     ctx: Any  # what the workload's setup(ctx) gets: a WorkloadContext or a TorchContext

@@ -8,8 +8,8 @@ from typing import Any
 
 from graphscope.diverge.audit import audit_launches, audit_sizes
 from graphscope.diverge.launches import difference_text, differences
-from graphscope.workload.diverge_gpu import Graph, build_memory, eager_launch, record_eager
-from graphscope.workload.diverge_search import attach_sites
+from graphscope.workload.child.diverge_gpu import Graph, build_memory, eager_launch, record_eager
+from graphscope.workload.child.diverge_search import attach_sites
 
 
 def audit_graph(live: Any, driver: Any = None, time_nodes: bool = True) -> dict[str, Any]:
@@ -64,7 +64,7 @@ def audit_at_sizes(live: Any, driver: Any = None) -> dict[str, Any] | None:
         from cuda.bindings import driver as cuda_driver
 
         driver = cuda_driver
-    from graphscope.workload.sizes import build_step
+    from graphscope.workload.child.sizes import build_step
 
     fw = live.fw
     sizes = (min(live.sizes), max(live.sizes))

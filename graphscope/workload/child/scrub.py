@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphscope.workload.live import compare_outputs
+from graphscope.workload.child.live import compare_outputs
 
 SCRUB_SOURCE = r"""
 extern "C" __global__ void graphscope_scrub_shared(unsigned int pattern, unsigned int words) {

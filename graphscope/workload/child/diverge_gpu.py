@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.workload.graph_memory import (
+from graphscope.workload.child.graph_memory import (
     SWITCHABLE,
     MemoryMap,
     Region,
@@ -228,7 +228,7 @@ def attribute(live: Any, launches: list[dict[str, Any]]) -> str | None:
         return None
     from graphscope.graph.launched_by import attach_launchers
     from graphscope.graph.model import DagNode
-    from graphscope.workload.op_attribution import profiled_launches
+    from graphscope.workload.child.op_attribution import profiled_launches
 
     if live.launches is None:
         try:

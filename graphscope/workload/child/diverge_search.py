@@ -1,5 +1,5 @@
 """The search itself (workload child): prefixes of the graph under test (G) and of a fresh capture (R)
-replayed from one restored, poisoned start; see workload/diverge_gpu.py for why each step is there."""
+replayed from one restored, poisoned start; see workload/child/diverge_gpu.py for why each step is there."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 
 from graphscope.diverge.bisect import first_divergence, inputs_among
 from graphscope.diverge.launches import differences
-from graphscope.workload.diverge_gpu import MAX_SNAPSHOT, Graph, build_memory, eager_launch, record_eager
-from graphscope.workload.graph_memory import DeviceMemory, Region
+from graphscope.workload.child.diverge_gpu import MAX_SNAPSHOT, Graph, build_memory, eager_launch, record_eager
+from graphscope.workload.child.graph_memory import DeviceMemory, Region
 
 ATTEMPT_NOTE = (
     "a fresh capture taken now does not give the eager outputs either: the step computes differently "
@@ -67,7 +67,7 @@ class Trials:
 
     def outputs_move(self, group: list[int]) -> bool:
         """Does poisoning `group` change R's outputs (from the restored start)?"""
-        from graphscope.workload.live import compare_outputs
+        from graphscope.workload.child.live import compare_outputs
 
         self.restore(group)
         self.replay(self.r, len(self.r.kernels) - 1)
@@ -144,7 +144,7 @@ def _report(position: int, arg: Any, a: np.ndarray, b: np.ndarray, region: Regio
 def diverge(live: Any, driver: Any = None) -> dict[str, Any]:
     """Find the first kernel node of the workload's graph whose buffers differ from eager's (module doc).
     `driver`: cuda.bindings.driver, or a stand-in that simulates it (tests)."""
-    from graphscope.workload.live import compare_outputs
+    from graphscope.workload.child.live import compare_outputs
 
     if driver is None:
         from cuda.bindings import driver as cuda_driver
@@ -184,7 +184,7 @@ def _search(
     live: Any, trials: Trials, g: Graph, r: Graph, eager: list[dict[str, Any]], plain_match: bool | None
 ) -> dict[str, Any]:
     """Inputs found, then the poisoned whole-graph trial, then the bisection; the node's two launches."""
-    from graphscope.workload.live import compare_outputs
+    from graphscope.workload.child.live import compare_outputs
 
     found: dict[str, Any] = {"nodes": len(g.kernels), "reference_nodes": len(r.kernels), "regions": len(trials.regions)}
     found["plain_match"] = plain_match

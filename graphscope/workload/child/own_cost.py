@@ -43,7 +43,7 @@ def _best_ns_per_call(*loops: Callable[[], None]) -> list[float]:
 def launch_path_cost(context_type: Callable[[], Any]) -> dict[str, float]:
     """ns per launch that `ctx.launch` and a `ctx.launcher` add over calling the kernel directly,
     measured on a fresh context from `context_type` (the workload's own is left untouched)."""
-    from graphscope.workload.context import Kernel
+    from graphscope.workload.child.context import Kernel
 
     ctx = context_type()
     kernel = Kernel(_NullRaw(), "null", ctx.max_shared_optin)

@@ -50,7 +50,7 @@ class Child:
             self.capturing = False
 
     def _error(self, exc: BaseException) -> dict[str, Any]:
-        from graphscope.workload.live import BadWorkload
+        from graphscope.workload.child.live import BadWorkload
 
         text = str(exc)
         missing_gpu_library = isinstance(exc, ImportError) and getattr(exc, "name", "") in GPU_LIBRARIES
@@ -72,8 +72,8 @@ class Child:
         return {"protocol": PROTOCOL_VERSION, "pid": os.getpid(), "python": sys.version.split()[0]}
 
     def do_load(self, request: dict[str, Any]) -> dict[str, Any]:
-        from graphscope.workload.environment import environment
-        from graphscope.workload.live import LiveWorkload
+        from graphscope.workload.child.environment import environment
+        from graphscope.workload.child.live import LiveWorkload
 
         config = LaunchConfig.from_json(request["config"]) if request.get("config") else None
         path = Path(request["path"]).resolve()
@@ -87,13 +87,13 @@ class Child:
         }
 
     def do_own_cost(self, request: dict[str, Any]) -> dict[str, Any]:
-        """What graphscope's launch path adds to each eager step (workload/own_cost.py): asked for by
+        """What graphscope's launch path adds to each eager step (workload/child/own_cost.py): asked for by
         `run` only, so tuning and planning sessions do not spend the measurement at every load."""
         return {"own_cost": self.live.fw.own_cost()}
 
     def do_sizes(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One graph per batch size (workload/sizes.py)."""
-        from graphscope.workload.sizes import measure_sizes
+        """One graph per batch size (workload/child/sizes.py)."""
+        from graphscope.workload.child.sizes import measure_sizes
 
         self.capturing = True
         sizes = [int(s) for s in request.get("sizes") or self.live.sizes]
@@ -104,8 +104,8 @@ class Child:
         )
 
     def do_serve(self, request: dict[str, Any]) -> dict[str, Any]:
-        """A recorded sequence of request sizes through the captured sizes (workload/serve.py)."""
-        from graphscope.workload.serve import serve
+        """A recorded sequence of request sizes through the captured sizes (workload/child/serve.py)."""
+        from graphscope.workload.child.serve import serve
 
         self.capturing = True
         return serve(
@@ -126,8 +126,8 @@ class Child:
         )
 
     def do_profile_torch(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One mode measured under torch.profiler, its trace written where asked (workload/torch_profile.py)."""
-        from graphscope.workload.torch_profile import profile_measure
+        """One mode measured under torch.profiler, its trace written where asked (workload/child/torch_profile.py)."""
+        from graphscope.workload.child.torch_profile import profile_measure
 
         self.capturing = request["mode"] == "graph"
         mode, reps, warmup = request["mode"], int(request["reps"]), int(request.get("warmup", 3))
@@ -143,8 +143,8 @@ class Child:
         return self.live.dag()
 
     def do_pdl_edges(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The graph replayed with its programmatic edges made plain, each alone and all (workload/pdl.py)."""
-        from graphscope.workload.pdl import edge_replays
+        """The graph replayed with its programmatic edges made plain, each alone and all (workload/child/pdl.py)."""
+        from graphscope.workload.child.pdl import edge_replays
 
         return edge_replays(self.live, int(request["reps"]), int(request.get("warmup", 3)), request.get("edges"))
 
@@ -158,15 +158,15 @@ class Child:
         return {"alone": answers}
 
     def do_scrubbed(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One replay after every SM's shared memory was filled with NaN (workload/scrub.py)."""
-        from graphscope.workload.scrub import scrubbed_replay
+        """One replay after every SM's shared memory was filled with NaN (workload/child/scrub.py)."""
+        from graphscope.workload.child.scrub import scrubbed_replay
 
         return scrubbed_replay(self.live)
 
     def do_diverge(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Where the graph's outputs depart from eager's: the first differing node (workload/diverge_search.py)."""
-        from graphscope.workload.diverge_gpu import attribute
-        from graphscope.workload.diverge_search import diverge
+        """Where the graph's outputs depart from eager's: the first differing node (diverge_search.py)."""
+        from graphscope.workload.child.diverge_gpu import attribute
+        from graphscope.workload.child.diverge_search import diverge
 
         self.capturing = self.live.graph is None
         result = diverge(self.live)
@@ -177,8 +177,8 @@ class Child:
         return result
 
     def do_audit(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The frozen-at-capture audit: the graph against a capture at a second state (workload/diverge_audit.py)."""
-        from graphscope.workload.diverge_audit import audit_graph
+        """The frozen-at-capture audit: the graph against a capture at a second state (diverge_audit.py)."""
+        from graphscope.workload.child.diverge_audit import audit_graph
 
         self.capturing = True
         return audit_graph(self.live)
@@ -223,6 +223,3 @@ def main(argv: list[str] | None = None) -> int:
     serve(sys.stdin, _claim_stdout())
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -17,8 +17,8 @@ from itertools import pairwise
 from statistics import median
 from typing import Any
 
-from graphscope.workload.live import LiveWorkload
-from graphscope.workload.sizes import build_step, timed
+from graphscope.workload.child.live import LiveWorkload
+from graphscope.workload.child.sizes import build_step, timed
 
 REMEASURE_REPS = 30  # replays of each graph served, to price the same requests in the serving child
 

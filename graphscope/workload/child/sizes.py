@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.workload.live import LiveWorkload, compare_outputs
+from graphscope.workload.child.live import LiveWorkload, compare_outputs
 
 
 def measure_sizes(

@@ -13,7 +13,7 @@ Launches through `ctx.launch` are recorded as sites (`add#0`, `add#1`, ...) and 
 overridden; the grid follows from the problem size (or the site's `grid` rule) and the dynamic shared
 memory from the site's `shared_mem` (a number, or a rule of the block). Plain CuPy code in the step
 runs on `ctx.stream` and is measured like the rest, but is not tunable. GEMMs and other library calls
-go through `ctx.matmul` / `ctx.torch_stream()` (workload/interop.py), which CUDA graphs can capture.
+go through `ctx.matmul` / `ctx.torch_stream()` (workload/child/interop.py), which CUDA graphs can capture.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from graphscope.core.launch_config import Dim, LaunchConfig, Site, as_dim, grid_for
-from graphscope.workload.interop import TorchInterop
+from graphscope.workload.child.interop import TorchInterop
 
 SharedRule = int | Callable[[Dim], int]
 DEFAULT_DYNAMIC_SHARED = 48 * 1024  # what a kernel may use without opting in
@@ -72,7 +72,7 @@ class WorkloadContext:
         self.cupy = cupy
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self._stream_cell = [self.stream]  # ctx.launch's default stream: a conditional body's while it is captured
-        self._conditionals: Any = None  # workload/conditional.py, made at the first ctx.while_loop / if_else / switch
+        self._conditionals: Any = None  # conditional.py, made at the first ctx.while_loop / if_else / switch
         config = config or LaunchConfig()
         self.sites: list[Site] = []
         self.batch: int | None = None  # the batch size being built, for workloads that declare SIZES
@@ -151,7 +151,7 @@ class WorkloadContext:
             `name` identifies the launch site (default: the kernel's name); `grid`, if given, maps
             (problem, block) to the grid instead of ceil(problem / block); `shared_mem` is the dynamic
             shared memory in bytes, or a function of the block (a tile that grows with the block);
-            `pdl`: programmatic dependent launch (workload/pdl.py), the kernel may start before the one
+            `pdl`: programmatic dependent launch (workload/child/pdl.py), the kernel may start before the one
             before it on the stream ends (it should `griddepcontrol.wait` before reading its output).
             """
             at = position[0]
@@ -251,7 +251,7 @@ class WorkloadContext:
         kernel.allow_shared(shared)
         programmatic = self._config_cell[0].pdl_for(site_name, ordinal, pdl)
         if programmatic and kernel.pdl_launch is None:
-            from graphscope.workload.pdl import PdlLaunch
+            from graphscope.workload.child.pdl import PdlLaunch
 
             kernel.pdl_launch = PdlLaunch(kernel.raw, self.stream)
         if self.recording:
@@ -305,7 +305,7 @@ class WorkloadContext:
 
     def pinned(self, shape: int | tuple[int, ...], dtype: Any = "float32") -> Any:
         """A NumPy array in page-locked host memory: the host side of `ctx.copy` (a request in, an answer out)."""
-        from graphscope.workload.copies import pinned
+        from graphscope.workload.child.copies import pinned
 
         return pinned(self.cupy, shape, dtype)
 
@@ -313,7 +313,7 @@ class WorkloadContext:
         """dst <- src on `stream` (default ctx.stream) with cudaMemcpyAsync: host (from ctx.pinned) to device,
         device to host, or device to device; captured as a memcpy node in graph mode, where CuPy's own
         `.set` / `.get` are refused."""
-        from graphscope.workload.copies import copy
+        from graphscope.workload.child.copies import copy
 
         copy(dst, src, stream or self.stream)
 
@@ -322,7 +322,7 @@ class WorkloadContext:
     ) -> None:
         """`while flag[0] != 0: body(ctx)` (at most `max_iterations` times): a WHILE conditional node when
         captured, a host loop eagerly. `flag`: a one-element CuPy int32 array the body's kernels set
-        (workload/conditional.py)."""
+        (workload/child/conditional.py)."""
         self._conditional().run("while", [body], flag, max_iterations, name)
 
     def if_else(
@@ -337,7 +337,7 @@ class WorkloadContext:
 
     def _conditional(self) -> Any:
         if self._conditionals is None:
-            from graphscope.workload.conditional import Conditionals
+            from graphscope.workload.child.conditional import Conditionals
 
             self._conditionals = Conditionals(self)
         return self._conditionals

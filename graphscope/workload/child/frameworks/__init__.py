@@ -22,17 +22,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from graphscope.workload.frameworks.base import FrameworkClass
+    from graphscope.workload.child.frameworks.base import FrameworkClass
 
 
 def framework_for(name: str) -> FrameworkClass:
     """The framework class a workload's FRAMEWORK names (KeyError for an unknown name)."""
     if name == "cupy":
-        from graphscope.workload.frameworks.cupy_framework import CupyFramework
+        from graphscope.workload.child.frameworks.cupy_framework import CupyFramework
 
         return CupyFramework
     if name == "torch":
-        from graphscope.workload.frameworks.torch_framework import TorchFramework
+        from graphscope.workload.child.frameworks.torch_framework import TorchFramework
 
         return TorchFramework
     raise KeyError(name)

@@ -13,11 +13,11 @@ import numpy as np
 from graphscope.core.events import CAPTURE_RANGE, measured_range, warmup_range
 from graphscope.core.launch_config import Dim, LaunchConfig, Site, block_problem
 from graphscope.core.rules import OUTPUT_TOLERANCES
-from graphscope.workload.conditional import loop_meter
+from graphscope.workload.child.conditional import loop_meter
 
 
 def _records(ctx: Any) -> list[Any]:
-    """The conditional constructs of the step just recorded (workload/conditional.py), as JSON."""
+    """The conditional constructs of the step just recorded (workload/child/conditional.py), as JSON."""
     conditionals = getattr(ctx, "_conditionals", None)
     return [r.to_json() for r in conditionals.records] if conditionals is not None else []
 
@@ -113,8 +113,8 @@ class LiveWorkload:
 
     def __init__(self, path: Path, config: LaunchConfig | None = None, sizes: list[int] | None = None) -> None:
         """Load the workload; with sizes (or its SIZES), `ctx.batch` is the largest of them (buffers
-        sized for it serve every smaller batch: workload/sizes.py measures the others)."""
-        from graphscope.workload.frameworks import FRAMEWORKS, framework_for
+        sized for it serve every smaller batch: workload/child/sizes.py measures the others)."""
+        from graphscope.workload.child.frameworks import FRAMEWORKS, framework_for
 
         self.path = Path(path)
         module = self.module = load_module(self.path)
@@ -246,7 +246,7 @@ class LiveWorkload:
     def _conditional_costs(self, meter: Any, mode: str, gpu: list[float], reps: int) -> dict[str, Any]:
         """Iterations per step of each conditional construct, and for a captured WHILE loop of more than
         one iteration the step replayed with it capped at one (fixed cost and per-iteration cost apart)."""
-        from graphscope.workload.conditional import split_fixed_cost
+        from graphscope.workload.child.conditional import split_fixed_cost
 
         found = meter.result(gpu)
         if mode != "graph":
@@ -271,10 +271,10 @@ class LiveWorkload:
 
     def dag(self) -> dict[str, Any]:
         """The captured graph's DAG; a torch step's kernel nodes carry the module and operator that launched
-        them (one eager step profiled, once per workload: workload/op_attribution.py)."""
+        them (one eager step profiled, once per workload: workload/child/op_attribution.py)."""
         dag = self._live_graph().dag(triton_kernel_names(self.module))
         if len(dag.edge_kinds.programmatic()) if dag.edge_kinds is not None else 0:  # PDL: read the kernels' code
-            from graphscope.workload.pdl import annotate_pdl
+            from graphscope.workload.child.pdl import annotate_pdl
 
             annotate_pdl(dag, self)
         if self.capture_loops:  # a few replays count each conditional node's iterations (graph/conditional.py)
@@ -284,7 +284,7 @@ class LiveWorkload:
             dag.notes.append("conditional nodes: iterations counted over 5 replays by graphscope's condition kernels")
         if self.fw.name == "torch":
             from graphscope.graph.launched_by import attach_launchers
-            from graphscope.workload.op_attribution import profiled_launches
+            from graphscope.workload.child.op_attribution import profiled_launches
 
             if self.launches is None:
                 try:

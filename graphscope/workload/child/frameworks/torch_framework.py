@@ -8,7 +8,7 @@ import contextlib
 from typing import Any
 
 from graphscope.core.launch_config import LaunchConfig
-from graphscope.workload.frameworks.base import WARMUP_BEFORE_CAPTURE
+from graphscope.workload.child.frameworks.base import WARMUP_BEFORE_CAPTURE
 from graphscope.workload.protocol import INSTALL_TORCH, MissingLibrary
 
 
@@ -30,12 +30,12 @@ class TorchContext:
         self._outputs.update(tensors)
 
     def snapshot_outputs(self) -> dict[str, Any]:
-        from graphscope.workload.context import host_copy
+        from graphscope.workload.child.context import host_copy
 
         return {name: host_copy(None, tensor) for name, tensor in self._outputs.items()}
 
     def output_dtypes(self) -> dict[str, str]:
-        from graphscope.workload.context import dtype_name
+        from graphscope.workload.child.context import dtype_name
 
         return {name: dtype_name(tensor) for name, tensor in self._outputs.items()}
 
