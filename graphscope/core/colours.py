@@ -97,14 +97,7 @@ _BY_NAME = {
 # the DAG's fill by nn.Module (Graph panel, colour by module): light, so a box's text reads on any of them
 # (dag_view.ink_on picks near black on all twelve); modules take them by rank of replay GPU time, cycling
 MODULE_PALETTE: tuple[RGB, ...] = (
-    (174, 199, 232),
-    (255, 187, 120),
-    (152, 223, 138),
-    (255, 152, 150),
-    (197, 176, 213),
-    (196, 156, 148),
-    (247, 182, 210),
-    (219, 219, 141),
+    *PALETTE[NVTX_COLORS.start : NVTX_COLORS.start + 8],  # the NVTX ranges' light colours, then four more
     (158, 218, 229),
     (253, 208, 162),
     (161, 217, 155),

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks.pdl_trace_check import json_overlap, sql_overlap  # the second way, one copy
 from graphscope.core.edge_kinds import EdgeKind, Port
 from graphscope.graph.edges import EdgeKinds
 from graphscope.graph.model import Dag, DagNode
@@ -20,23 +21,6 @@ from tests.conftest import DATA
 
 NSYS = sorted(DATA.glob("h100_pdl_chain_*_node.sqlite"))
 KINETO = sorted((DATA / "kineto").glob("h100_pdl_chain_*.json.gz"))
-TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
-
-
-def sql_overlap(path: Path) -> tuple[int, int]:
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    present = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    select = 'SELECT deviceId AS d, streamId AS s, start, MAX("end", start) AS stop FROM {}'
-    work = " UNION ALL ".join(select.format(t) for t in TABLES if t in present)
-    count, total = con.execute(
-        f"""WITH w AS ({work}),
-        r AS (SELECT start, stop, MAX(stop) OVER (PARTITION BY d, s ORDER BY start, stop
-              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach FROM w)
-        SELECT COUNT(*), COALESCE(SUM(MIN(stop, reach) - start), 0) FROM r WHERE reach > start"""
-    ).fetchone()
-    return int(count), int(total)
-
-
 def summary_overlap(path: Path, capsys) -> dict:
     from graphscope.cli import main
 
@@ -54,24 +38,7 @@ def test_graphscope_counts_the_overlap_plain_sql_finds(path, capsys):
 
 @pytest.mark.parametrize("path", KINETO, ids=lambda p: p.stem)
 def test_kineto_overlap_matches_plain_json(path, capsys):
-    import gzip
-
-    with gzip.open(path, "rt") as f:
-        events = json.load(f)["traceEvents"]
-    gpu = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
-    by_stream: dict[tuple[int, int], list[tuple[int, int]]] = {}
-    for e in gpu:
-        start, args = round(float(e["ts"]) * 1000), e.get("args", {})
-        end = start + max(round(float(e.get("dur", 0)) * 1000), 0)
-        by_stream.setdefault((int(args.get("device", 0)), int(args.get("stream", 0))), []).append((start, end))
-    count = 0
-    for rows in by_stream.values():
-        rows.sort()
-        reach = rows[0][1]
-        for start, end in rows[1:]:
-            count += reach > start
-            reach = max(reach, end)
-    assert summary_overlap(path, capsys)["count"] == count
+    assert summary_overlap(path, capsys)["count"] == json_overlap(path)[0]
 
 
 def chain_dag(count: int = 32) -> Dag:
