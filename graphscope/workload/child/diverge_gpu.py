@@ -228,17 +228,12 @@ def attribute(live: Any, launches: list[dict[str, Any]]) -> str | None:
         return None
     from graphscope.graph.launched_by import attach_launchers
     from graphscope.graph.model import DagNode
-    from graphscope.workload.child.op_attribution import profiled_launches
 
-    if live.launches is None:
-        try:
-            live.launches = profiled_launches(live)
-        except Exception as exc:  # no CUPTI, a profiler already running: the answer stands without it
-            live.launches = f"{type(exc).__name__}: {exc}".splitlines()[0]
-    if isinstance(live.launches, str):
-        return live.launches
+    profiled = live.operator_launches()
+    if isinstance(profiled, str):
+        return profiled
     nodes = [DagNode(index=i, type="kernel", name=str(launch.get("name", ""))) for i, launch in enumerate(launches)]
-    attach_launchers(nodes, live.launches)
+    attach_launchers(nodes, profiled)
     for node, launch in zip(nodes, launches):
         for key, field in (("module", "module"), ("op", "operator")):
             if node.detail.get(key):

@@ -284,23 +284,30 @@ class LiveWorkload:
             dag.notes.append("conditional nodes: iterations counted over 5 replays by graphscope's condition kernels")
         if self.fw.name == "torch":
             from graphscope.graph.launched_by import attach_launchers
-            from graphscope.workload.child.op_attribution import profiled_launches
 
-            if self.launches is None:
-                try:
-                    self.launches = profiled_launches(self)
-                except Exception as exc:  # no CUPTI, a profiler already running: the DAG stands without it
-                    self.launches = f"{type(exc).__name__}: {exc}".splitlines()[0]
-            if isinstance(self.launches, str):
-                dag.notes.append(f"no operator attribution: torch.profiler failed ({self.launches})")
+            profiled = self.operator_launches()
+            if isinstance(profiled, str):
+                dag.notes.append(f"no operator attribution: torch.profiler failed ({profiled})")
             else:
                 kernels = sum(1 for n in dag.nodes if n.type == "kernel")
-                matched = attach_launchers(dag.nodes, self.launches)
+                matched = attach_launchers(dag.nodes, profiled)
                 dag.notes.append(
                     f"{matched} of {kernels} kernel nodes attributed to the module and operator that launched them "
                     "(one eager step under torch.profiler, matched to capture order)"
                 )
         return dag.to_json()
+
+    def operator_launches(self) -> list[dict[str, Any]] | str:
+        """A torch step's kernel launches with the module and operator that made them (one eager step under
+        torch.profiler, once per workload: op_attribution.py), or why the profiler could not say."""
+        if self.launches is None:
+            from graphscope.workload.child.op_attribution import profiled_launches
+
+            try:
+                self.launches = profiled_launches(self)
+            except Exception as exc:  # no CUPTI, a profiler already running: the answers stand without it
+                self.launches = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        return self.launches
 
     def _live_graph(self) -> Any:
         from graphscope.graph.live import LiveGraph
