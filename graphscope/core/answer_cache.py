@@ -85,14 +85,15 @@ LAUNCH_MODEL_FILE = "launch_cost.json"  # core/launch_cost.USER_FILE, in the dat
 
 
 def _launch_model_stamp() -> str:
-    """The user's measured launch-cost model as it is now (size and time), or '' without one."""
+    """The user's measured launch-cost model as it is now (a digest of its bytes: a few hundred, so a
+    rewrite of the same size within one mtime tick is noticed too), or '' without one."""
     from graphscope.core.settings import data_dir
 
     try:
-        stat = (data_dir() / LAUNCH_MODEL_FILE).stat()
+        content = (data_dir() / LAUNCH_MODEL_FILE).read_bytes()
     except OSError:
         return ""
-    return f"+launch{stat.st_size}.{stat.st_mtime_ns}"
+    return "+launch" + hashlib.blake2b(content, digest_size=8).hexdigest()
 
 
 def file_key(path: Path, version: int | str) -> str:

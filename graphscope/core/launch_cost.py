@@ -16,6 +16,7 @@ that resamples each graph's launches (BOOTSTRAP draws).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,11 +95,15 @@ ORIENTATION = LaunchCost(
 def from_json(data: dict[str, Any], where: str) -> LaunchCost:
     """The model stored in a fit file (fit_measurement's dict)."""
     host = data["host"]
+    terms = [float(host["fixed_ns"]), float(host["per_node_ns"])]
+    terms += [float(host.get("per_edge_ns", 0.0)), float(host.get("per_root_ns", 0.0))]
+    if not all(math.isfinite(t) and abs(t) < 1e9 for t in terms):  # a damaged or planted file prices nothing
+        raise ValueError(f"terms out of range: {terms}")
     return LaunchCost(
-        fixed_ns=float(host["fixed_ns"]),
-        per_node_ns=float(host["per_node_ns"]),
-        per_edge_ns=float(host.get("per_edge_ns", 0.0)),
-        per_root_ns=float(host.get("per_root_ns", 0.0)),
+        fixed_ns=terms[0],
+        per_node_ns=terms[1],
+        per_edge_ns=terms[2],
+        per_root_ns=terms[3],
         gpu=str(data["gpu"]),
         source=f"measured by graphscope ({data.get('measured', where)})",
         measured_here=True,

@@ -141,3 +141,11 @@ def test_a_kept_summary_is_not_served_once_the_user_measures_again(tmp_path, mon
     assert main(["summary", str(FORKJOIN), "--json"]) == 0
     after = json.loads(capsys.readouterr().out)["graph_launch_cost"]["model"]
     assert before["gpu"] != "Test GPU" and after["gpu"] == "Test GPU"
+
+
+def test_a_fit_file_with_terms_that_are_not_numbers_is_not_a_model(tmp_path):
+    planted = tmp_path / launch_cost.USER_FILE
+    planted.write_text('{"gpu": "X", "host": {"fixed_ns": NaN, "per_node_ns": 1e300}}')
+    with pytest.raises(ValueError, match="not a launch-cost fit"):
+        load(planted)
+    assert current(tmp_path) == current(None)  # the shipped model judges instead
