@@ -104,5 +104,9 @@ def _question(path: Path, args: argparse.Namespace) -> dict[str, Any] | None:
             return None
     except OSError:
         return None
+    from graphscope.core.paths import sidecar_of  # counts graphscope left beside the trace it wrote
+
+    sidecar = sidecar_of(path)
+    counted = answer_cache.file_key(sidecar, "conditionals") if sidecar.is_file() else None
     keys = ("json", "top", "range", "nvtx", "whole_trace", "by_nvtx", "stacks")
-    return {"command": "summary", **{k: getattr(args, k, None) for k in keys}, "capture": capture}
+    return {"command": "summary", **{k: getattr(args, k, None) for k in keys}, "capture": capture, "counted": counted}

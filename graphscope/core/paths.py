@@ -125,3 +125,13 @@ def _sync_folder(folder: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+CONDITIONALS_SIDECAR = ".conditionals.json"
+
+
+def sidecar_of(trace_path: str | Path) -> Path:
+    """Where graphscope leaves the conditional nodes' iteration counts of a trace it wrote
+    (analysis/conditional_trace.py): beside it, `TRACE.conditionals.json`."""
+    path = Path(trace_path)
+    return path.with_name(path.name + CONDITIONALS_SIDECAR)

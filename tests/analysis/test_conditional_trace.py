@@ -118,3 +118,15 @@ def test_the_run_shows_each_loop_s_iterations_and_split_cost(tmp_path):
     text = render_run(data)
     assert "WHILE decode#0 (graph): 12 iterations per step; 4.3 us per iteration + 9.1 us fixed" in text
     assert "WHILE decode#0 (eager): 12 iterations per step; 51 us of the step's GPU span per iteration" in text
+
+
+def test_counts_left_after_a_summary_are_noticed_and_a_planted_sidecar_flags_nothing(tmp_path, capsys):
+    path = _trace(tmp_path, 1, "later.pt.trace.json")
+    assert main(["summary", str(path)]) == 0  # kept in the answer cache without counts beside it
+    assert "Conditional nodes" not in capsys.readouterr().out
+    check_run(_run_data(tmp_path, path))  # the counts arrive beside the same, unchanged trace
+    assert main(["summary", str(path)]) == 0
+    assert "the trace shows 1 of 12 iterations" in capsys.readouterr().out
+    sidecar_of(path).write_text('{"decode#0": {"body_kernels": 7, "runs": "many"}}')
+    assert main(["summary", str(path)]) == 0
+    assert "Conditional nodes" not in capsys.readouterr().out
