@@ -21,10 +21,12 @@ from tests.conftest import DATA
 
 NSYS = sorted(DATA.glob("h100_pdl_chain_*_node.sqlite"))
 KINETO = sorted((DATA / "kineto").glob("h100_pdl_chain_*.json.gz"))
-def summary_overlap(path: Path, capsys) -> dict:
+def summary_overlap(path: Path, capsys, *options: str) -> dict:
+    """The summary's overlap over the whole trace (the plain counts see every row, not only the measured
+    repetitions a graphscope run's trace is scoped to by default)."""
     from graphscope.cli import main
 
-    assert main(["summary", str(path), "--json"]) == 0
+    assert main(["summary", str(path), "--json", "--whole-trace", *options]) == 0
     return json.loads(capsys.readouterr().out)["stream_overlap"]
 
 
@@ -34,6 +36,11 @@ def test_graphscope_counts_the_overlap_plain_sql_finds(path, capsys):
     assert (overlap["count"], overlap["ns"]) == sql_overlap(path)
     if "_on_" in path.name:  # PDL on: kernels start before the one before them on the stream ends
         assert overlap["count"] > 0
+        from graphscope.cli import main
+
+        assert main(["summary", str(path), "--json"]) == 0  # scoped to the 5 measured reps of the 10
+        scoped = json.loads(capsys.readouterr().out)["stream_overlap"]
+        assert 0 < scoped["count"] < overlap["count"] and 0 < scoped["ns"] < overlap["ns"]
 
 
 @pytest.mark.parametrize("path", KINETO, ids=lambda p: p.stem)
