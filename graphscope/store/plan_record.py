@@ -21,7 +21,10 @@ SCALARS = ("size", "eager_ns", "graph_ns", "expected_ns", "switch_ns", "predicte
 """The numbers of a plan's choices (best, all eager, compared, the frontiers) and per-size rows."""
 REPORTED = ("workload", "reps", "verdict", "best", "all_eager", "per_size", "memory_frontier", "measurements")
 """What every stored plan holds and its report reads (report/plan_report.py)."""
-SIGNED = {"saving"}  # a size that does not pay saves a negative share
+SIGNED = {"saving", "pairs", "rotation", "served_switch_ns"}
+"""Numbers that may be negative: a size that does not pay saves a negative share; the switch estimates
+(workload/child/sizes.py) and the served switch cost are differences of two medians, below 0 when the
+switch costs less than the noise (-112 ns for examples/batched_mlp.py on an H100)."""
 
 
 def plan_record(text: Any, where: str) -> dict[str, Any]:
@@ -111,8 +114,9 @@ def _fault(value: Any, path: tuple[str, ...]) -> str | None:
     if _real(value):
         if not math.isfinite(value):
             return f"{shown} is {value}"
-        if quantity and key not in SIGNED and not 0 <= value <= MAX_QUANTITY:
-            return f"{shown} is {value:g}, outside 0 to {MAX_QUANTITY:.0e}"
+        signed = key in SIGNED
+        if quantity and not (-MAX_QUANTITY if signed else 0) <= value <= MAX_QUANTITY:
+            return f"{shown} is {value:g}, outside {'-' + format(MAX_QUANTITY, '.0e') if signed else 0} to {MAX_QUANTITY:.0e}"
         return None
     if quantity and value is not None:
         return f"{shown} is {str(value)[:30]!r}, not a number"

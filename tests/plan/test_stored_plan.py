@@ -79,6 +79,21 @@ def test_the_stored_plan_itself_passes_and_replans(stored, capsys):
     assert json.loads(capsys.readouterr().out)["best"]["memory_bytes"] <= 8 << 20
 
 
+def test_a_switch_cheaper_than_the_noise_is_a_plan_not_damage(stored, capsys, tmp_path):
+    """The switch estimates are differences of two medians: an H100 measured examples/batched_mlp.py's
+    `pairs` at -112 ns, and the plan it had just printed was refused as damaged when read back."""
+    session, plan_id, text = stored
+    record = json.loads(text)
+    record["measurements"]["switch_ns"] = {"pairs": -112.0, "rotation": 873.1}
+    _store(session, plan_id, json.dumps(record))
+    assert main(["plan", f"plan:{plan_id}", "--memory", "8MiB", "--session", str(session), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["report", f"plan:{plan_id}", "--session", str(session), "-o", str(tmp_path / "p.html")]) == 0
+    record["measurements"]["switch_ns"]["pairs"] = -1e300  # still a bound on what a clock can hold
+    with pytest.raises(Exception, match="outside -9e\\+18 to 9e\\+18"):
+        check_plan(record, "plan:1")
+
+
 def test_a_huge_stored_size_without_traffic_asks_for_traffic(stored, capsys, tmp_path):
     session, plan_id, text = stored
     record = json.loads(text)
