@@ -1,7 +1,8 @@
 """The stream overlap graphscope counts in a trace (`summary --json`'s `stream_overlap`, analysis/overlap.py)
 against a second count: plain SQL window functions over an Nsight export, or plain JSON over a PyTorch
 profiler (Kineto) trace. The summary is asked for the whole trace (`--whole-trace`): a graphscope run's
-trace is otherwise scoped to its measured repetitions, which the plain counts do not know. Prints one line per file: both counts, both overlap totals, and whether they agree.
+trace is otherwise scoped to its measured repetitions, which the plain counts do not know. Prints one line
+per file: both counts, both overlap totals, and whether they agree.
 
     python benchmarks/pdl_trace_check.py TRACE...
 """
@@ -63,7 +64,9 @@ def main(paths: list[str]) -> None:
     for name in paths:
         path = Path(name)
         summary = subprocess.run(
-            [sys.executable, "-m", "graphscope", "summary", str(path), "--json", "--whole-trace"], capture_output=True, text=True
+            [sys.executable, "-m", "graphscope", "summary", str(path), "--json", "--whole-trace"],
+            capture_output=True,
+            text=True,
         )
         if summary.returncode != 0:
             print(f"{path.name}: summary failed: {summary.stderr.strip()[-300:]}")

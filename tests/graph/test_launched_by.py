@@ -72,6 +72,35 @@ def test_the_user_line_is_the_first_frame_outside_the_libraries_of_the_nearest_s
     assert _frame(only_torch) is None and _frame(_event("aten::mul")) is None
 
 
+def test_without_stacks_the_line_comes_from_the_python_function_events_around_the_operator():
+    """PyTorch 2.11 on an H100 attached no stack to the decode step's operators (0 of 221 kernels got a
+    line): the Python-function events the profiler records are then read, as parents or by time."""
+    from graphscope.workload.child.op_attribution import PythonFrames
+
+    def span(start, end):
+        return SimpleNamespace(start=start, end=end)
+
+    user = "/w/examples/hf_decode.py(41): step"
+    model = "/venv/lib/python3.12/site-packages/transformers/models/llama/modeling_llama.py(310): forward"
+    torch_frame = "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py(125): forward"
+    frames = [
+        SimpleNamespace(name=user, is_python_function=True, time_range=span(0, 100), thread=1),
+        SimpleNamespace(name=model, is_python_function=True, time_range=span(10, 50), thread=1),
+        SimpleNamespace(name=torch_frame, is_python_function=True, time_range=span(20, 30), thread=1),
+        SimpleNamespace(name=model, is_python_function=True, time_range=span(60, 90), thread=2),
+    ]
+    op = SimpleNamespace(name="aten::linear", cpu_parent=None, stack=[], time_range=span(21, 29), thread=1)
+    enclosing = PythonFrames([*frames, op])
+    assert enclosing.around(op) == [torch_frame, model, user]  # innermost first, its own thread only
+    assert _frame(op) is None and _frame(op, enclosing) == model
+    late = SimpleNamespace(name="aten::mul", cpu_parent=None, stack=[], time_range=span(95, 99), thread=1)
+    assert _frame(late, enclosing) == user
+    parented = SimpleNamespace(name="aten::mm", stack=[], cpu_parent=SimpleNamespace(name=model, stack=[],
+                                                                                      cpu_parent=None))  # fmt: skip
+    assert _frame(parented) == model  # a Python-function parent names the line without any timing
+    assert PythonFrames([]).around(op) == []
+
+
 def test_dag_nodes_get_the_line_and_the_shapes():
     nodes = _nodes("Kernel2")
     line, shapes = "model.py(3): forward", "[8, 256], [256, 256]"
