@@ -114,9 +114,9 @@ def _fault(value: Any, path: tuple[str, ...]) -> str | None:
     if _real(value):
         if not math.isfinite(value):
             return f"{shown} is {value}"
-        signed = key in SIGNED
-        if quantity and not (-MAX_QUANTITY if signed else 0) <= value <= MAX_QUANTITY:
-            return f"{shown} is {value:g}, outside {'-' + format(MAX_QUANTITY, '.0e') if signed else 0} to {MAX_QUANTITY:.0e}"
+        low = -MAX_QUANTITY if key in SIGNED else 0
+        if quantity and not low <= value <= MAX_QUANTITY:
+            return f"{shown} is {value:g}, outside {f'{low:.0e}' if low else 0} to {MAX_QUANTITY:.0e}"
         return None
     if quantity and value is not None:
         return f"{shown} is {str(value)[:30]!r}, not a number"

@@ -386,19 +386,22 @@ def _copies(table: Table, calls: tuple[np.ndarray, np.ndarray], memset: bool) ->
 
 
 def _graph_nodes(tables: dict[str, Table], symbols: SymbolTable, api: Table) -> dict[str, int]:
-    """Give the work of every graph launch graph-node ids; returns launch counts (with and without work)."""
+    """Give the work of every graph launch graph-node ids; returns launch counts (with and without work)
+    and how many rows without a launching call were given to a replay (`adopted`, see _adopt)."""
     kinds = np.array([classify_api(symbols.name(int(n))) for n in api.name.tolist()], dtype=np.int8)
     launches = api.correlation[kinds == ApiKind.GRAPH_LAUNCH]
-    counts = {"graph_launches": len(launches), "empty": 0}
+    counts = {"graph_launches": len(launches), "empty": 0, "adopted": 0}
     if not len(launches):
         return counts
     work = [(kind.table, tables[kind.table]) for kind in NODE_WORK]
-    members = {int(c): [] for c in launches.tolist()}
+    members: dict[int, list[tuple[int, str, int]]] = {int(c): [] for c in launches.tolist()}
     for key, table in work:
         for row in np.flatnonzero(np.isin(table.correlation, launches)).tolist():
             members[int(table.correlation[row])].append((int(table.start[row]), key, row))
+    adopted = _adopt(members, work, api.correlation)
+    counts["adopted"] = sum(len(rows) for rows in adopted.values())
     graphs: dict[tuple, int] = {}
-    for found in members.values():
+    for correlation, found in members.items():
         if not found:
             counts["empty"] += 1
             continue
@@ -410,7 +413,50 @@ def _graph_nodes(tables: dict[str, Table], symbols: SymbolTable, api: Table) -> 
         graph = recorded if recorded >= 0 else graphs.setdefault(signature, len(graphs) + 1)
         for index, (_, key, row) in enumerate(found):
             tables[key].graph_node[row] = node_id(graph, index)
+        body = adopted.get(correlation)
+        if body:  # a body graph of this one, its nodes numbered by kernel in order of first execution
+            inner = graphs.setdefault(("body", graph), len(graphs) + 1)
+            order: dict[tuple[str, int], int] = {}
+            for _, key, row in sorted(body):
+                name = (key, int(tables[key].name[row]) if key == "kernels" else 0)
+                tables[key].graph_node[row] = node_id(inner, order.setdefault(name, len(order)))
     return counts
+
+
+def _adopt(
+    members: dict[int, list[tuple[int, str, int]]], work: list[tuple[str, Table]], calls: np.ndarray
+) -> dict[int, list[tuple[int, str, int]]]:
+    """Rows without a launching call that ran on a graph replay's device inside its span (first start to last
+    end of the work its launch's correlation names), given to that replay. A conditional node's body runs a
+    varying number of times per launch, and PyTorch 2.11's profiler records every execution with correlation
+    0, on a stream of its own (48 of 48 body kernels of examples/while_decode.py over 4 launches on an H100,
+    on stream 15 while the captured nodes ran on 13): counted as eager work they made a graph step look half
+    eager and the body look unrecorded. They get node ids of a body graph of their own and keep their
+    correlation, as Nsight Systems records a body's executions (its own node ids, a correlation id apiece),
+    so the launched graph keeps its captured nodes and its node count whatever a launch's iteration count."""
+    by_key = dict(work)
+    spans = {}  # launch correlation -> (first start, last end, its devices)
+    for correlation, found in members.items():
+        if found:
+            rows = [(by_key[key], row) for _, key, row in found]
+            spans[correlation] = (
+                min(int(t.start[r]) for t, r in rows),
+                max(int(t.end[r]) for t, r in rows),
+                {int(t.device[r]) for t, r in rows},
+            )
+    adopted: dict[int, list[tuple[int, str, int]]] = {}
+    for key, table in work:
+        orphans = np.flatnonzero(~np.isin(table.correlation, calls))
+        if not len(orphans) or not spans:
+            continue
+        orphans = orphans[np.argsort(table.start[orphans], kind="stable")]
+        starts = table.start[orphans]
+        for correlation, (first, last, devices) in spans.items():
+            lo, hi = np.searchsorted(starts, first, "left"), np.searchsorted(starts, last, "right")
+            for row in orphans[lo:hi].tolist():
+                if int(table.end[row]) <= last and int(table.device[row]) in devices:
+                    adopted.setdefault(correlation, []).append((int(table.start[row]), key, row))
+    return adopted
 
 
 def _empty_gpu() -> dict[str, type]:
@@ -467,6 +513,11 @@ def _describe(trace: Trace, graph_calls: dict[str, int]) -> None:
         info.warnings.append(
             f"{graph_calls['empty']:,} of {graph_calls['graph_launches']:,} graph launches recorded no GPU work: "
             "the profiler did not trace inside those graphs, so their replay time is missing"
+        )
+    if graph_calls.get("adopted"):
+        info.warnings.append(
+            f"{graph_calls['adopted']:,} GPU activities without a launching call ran inside graph replays: read as "
+            "their graphs' conditional-node bodies (the profiler records each body execution with correlation 0)"
         )
     if not len(trace.kernels):
         info.lacks.append("no kernels: the profiler recorded no CUDA activity (ProfilerActivity.CUDA off?)")

@@ -40,11 +40,15 @@ def plain(path: Path) -> dict:
         elif cat in kinds:
             kinds[cat] += 1
             busy.append((round(e["ts"] * 1000), round(e["ts"] * 1000) + round(e["dur"] * 1000)))
-    graph_work = sum(
-        1
-        for e in events
-        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and e["args"].get("correlation") in launches
-    )
+    work = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    replayed = [e for e in work if e["args"].get("correlation") in launches]
+    spans = {}  # a replay's first start and last end: work without a launching call inside it is its body's
+    for e in replayed:
+        lo, hi = spans.get(e["args"]["correlation"], (e["ts"], e["ts"] + e["dur"]))
+        spans[e["args"]["correlation"]] = (min(lo, e["ts"]), max(hi, e["ts"] + e["dur"]))
+    body = [e for e in work if e["args"].get("correlation") == 0
+            and any(lo <= e["ts"] and e["ts"] + e["dur"] <= hi for lo, hi in spans.values())]  # fmt: skip
+    graph_work = len(replayed) + len(body)
     return {**kinds, "graph_launches": len(launches), "graph_work": graph_work, "busy": union_ns(busy)}
 
 
