@@ -180,7 +180,11 @@ def read_streams(db: ExportDatabase, warnings: list[str] | None = None) -> Table
     rows = [
         (pid, context, stream, priority or 0, flag or 0)
         for pid, context, stream, priority, flag in _int_rows(raw, warnings, "TARGET_INFO_CUDA_STREAM")
-        if None not in (pid, context, stream) and -(1 << 31) <= stream < (1 << 31) and -(1 << 31) <= context < (1 << 31)
+        if pid is not None
+        and context is not None
+        and stream is not None
+        and -(1 << 31) <= stream < (1 << 31)
+        and -(1 << 31) <= context < (1 << 31)
     ]
     if not rows:
         return empty

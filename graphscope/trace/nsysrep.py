@@ -82,7 +82,7 @@ def _run_nsys(nsys: str, report: Path, partial: Path, cancel: CancelToken | None
                 output, _ = process.communicate(timeout=0.2)  # drains the pipe while it waits
                 break
             except subprocess.TimeoutExpired:
-                stop = None
+                stop: Exception | None = None
                 if cancel is not None and cancel.cancelled:
                     stop = Cancelled("export cancelled")
                 elif time.monotonic() > deadline:
