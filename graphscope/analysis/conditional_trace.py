@@ -3,11 +3,11 @@
 A WHILE node runs its body several times per graph launch, but a profiler may record fewer body
 executions: the issue found PyTorch's profiler recording one body kernel per launch of a 7-iteration
 loop (its Python `events()` API does; PyTorch 2.11's exported trace holds every execution, with
-correlation 0, which the Kineto reader gives to the replay's body graph). graphscope knows the iterations (its condition kernels count them while the profiled child
-runs), so where it wrote the trace itself (`run --profile nsys|torch`) it counts the body's kernels among
-the trace's graph-launched kernels and flags a shortfall: "the trace shows 1 of 12 iterations per launch".
-The counts travel with the trace in a sidecar (`<trace>.conditionals.json`), so `summary` of that trace
-flags it as well.
+correlation 0, which the Kineto reader gives to the replay's body graph). graphscope knows the
+iterations (its condition kernels count them while the profiled child runs), so where it wrote the trace
+itself (`run --profile nsys|torch`) it counts the body's kernels among the trace's graph-launched kernels
+and flags a shortfall: "the trace shows 1 of 12 iterations per launch". The counts travel with the trace
+in a sidecar (`<trace>.conditionals.json`), so `summary` of that trace flags it as well.
 """
 
 from __future__ import annotations

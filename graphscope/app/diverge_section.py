@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QHeaderView, QLabel, QSplitter, QTableWidget, QTab
 
 from graphscope.app.dag_view import DagView
 from graphscope.app.table_copy import make_copyable
-from graphscope.diverge.render import divergence_lines, launch_rows
 from graphscope.graph.model import Dag, DagNode
+from graphscope.text.diverge import divergence_lines, launch_rows
 
 DIFFERS_RGB = (255, 228, 196)
 

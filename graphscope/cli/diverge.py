@@ -1,7 +1,7 @@
 """`graphscope diverge WORKLOAD`: where a captured graph's answer departs from eager (issue #48).
 
 Argument definitions and `run(args)`: check the input, call workload/divergence.py, render with
-diverge/render.py (or print JSON). Exit 0 when the outputs match or the node was found, 1 when the graph
+text/diverge.py (or print JSON). Exit 0 when the outputs match or the node was found, 1 when the graph
 differs and no node could be named, 2 for refused input.
 """
 
@@ -31,7 +31,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from graphscope.core.errors import BadInputError
     from graphscope.core.launch_config import LaunchConfig
-    from graphscope.diverge.render import render
+    from graphscope.text.diverge import render
     from graphscope.workload.divergence import diverge_workload
 
     if not args.workload.is_file():

@@ -147,3 +147,15 @@ def launch_text(launch: dict[str, Any]) -> list[str]:
 def param_label(param: dict[str, Any], index: int) -> str:
     """'arg 3 @24 (4 B)', or a copy's 'source', 'destination', 'bytes'."""
     return str(param["label"]) if param.get("label") else f"arg {index} @{param['offset']} ({param['size']} B)"
+
+
+def node_title(launch: dict[str, Any] | None, position: int) -> str:
+    """'stage3 (#3 in capture order, graph node 5; stage3#0, pipeline.py:63)': # counts the kernel, copy
+    and memset nodes, the ones a prefix switches."""
+    launch = launch or {}
+    where = [f"#{position} in capture order"]
+    if launch.get("node") is not None:
+        where.append(f"graph node {launch['node']}")
+    origin = [str(launch[k]) for k in ("site", "line", "module", "operator") if launch.get(k)]
+    text = f"{launch.get('name', '?')} ({', '.join(where)}"
+    return text + (f"; {', '.join(origin)})" if origin else ")")

@@ -86,7 +86,7 @@ def render_run(report: dict[str, Any]) -> str:
         elif mode != "eager":
             lines.append(f"  outputs: {outputs.get('note', 'not checked')}")
     if report.get("divergence"):
-        from graphscope.diverge.render import divergence_lines
+        from graphscope.text.diverge import divergence_lines
 
         lines += divergence_lines(report["divergence"])
     lines += ["", f"Verdict: {report['verdict']}"]

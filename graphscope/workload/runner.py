@@ -130,7 +130,7 @@ class RunReport:
 
     def _where(self) -> str:
         """Where the graph departs from eager, from the divergence search run when outputs differed."""
-        from graphscope.diverge.render import node_title
+        from graphscope.diverge.launches import node_title
 
         found = self.divergence or {}
         if found.get("position") is not None:

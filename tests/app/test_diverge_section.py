@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from graphscope.diverge.render import launch_rows
+from graphscope.text.diverge import launch_rows
 from graphscope.workload.child.diverge_search import diverge
 from tests.diverge.test_search_sim import faulty
 from tests.workload.fakes import fake_report

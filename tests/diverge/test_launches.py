@@ -71,7 +71,7 @@ def test_a_pointer_into_a_pool_block_reaches_only_to_the_next_pointer() -> None:
 
 def test_at_two_sizes_a_grid_that_stays_while_its_size_argument_changes_is_flagged() -> None:
     from graphscope.diverge.audit import audit_sizes
-    from graphscope.diverge.render import render_audit
+    from graphscope.text.diverge import render_audit
 
     def launch(name: str, grid: int, n: int) -> dict:
         return {"name": name, "grid": [grid, 1, 1], "block": [256, 1, 1], "shared_mem": 0, "param_info": True,
@@ -91,7 +91,7 @@ def test_at_two_sizes_a_grid_that_stays_while_its_size_argument_changes_is_flagg
 def test_a_torch_node_gets_the_module_and_operator_of_the_profiled_launch() -> None:
     from types import SimpleNamespace
 
-    from graphscope.diverge.render import node_title
+    from graphscope.diverge.launches import node_title
     from graphscope.workload.child.diverge_gpu import attribute
 
     profiled = [
@@ -111,7 +111,7 @@ def test_a_torch_node_gets_the_module_and_operator_of_the_profiled_launch() -> N
 
 
 def test_pointers_that_only_moved_inside_the_pool_are_summed_up() -> None:
-    from graphscope.diverge.render import difference_lines
+    from graphscope.text.diverge import difference_lines
 
     diffs = [
         {"what": "scalar", "index": 1, "offset": 8, "captured": "1", "reference": "2"},

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from graphscope.diverge.launches import differences, scalar_text
-from graphscope.diverge.render import render, render_audit, render_search
+from graphscope.text.diverge import render, render_audit, render_search
 from graphscope.workload.child.diverge_audit import audit_graph
 from graphscope.workload.child.diverge_search import diverge
 from tests.diverge.test_search_sim import faulty

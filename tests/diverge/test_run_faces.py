@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from graphscope.diverge.render import divergence_lines
+from graphscope.text.diverge import divergence_lines
 from graphscope.text.run import render_run
 from graphscope.workload.child.diverge_search import diverge
 from tests.diverge.test_search_sim import faulty

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphscope.diverge.render import render_search
+from graphscope.text.diverge import render_search
 from graphscope.workload.child.diverge_search import diverge
 from tests.diverge.fake_driver import FakeDriver, Func, Node
 

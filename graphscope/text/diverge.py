@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphscope.diverge.audit import FLAGS
-from graphscope.diverge.launches import difference_text, launch_text, param_text
+from graphscope.diverge.launches import difference_text, launch_text, node_title, param_text
 
 COLUMN = 48
 
@@ -24,18 +24,6 @@ def difference_lines(diffs: list[dict[str, Any]], indent: str) -> list[str]:
         lines.append(f"{indent}{moved} pointer(s) into the graphs' own pool differ: where each capture put its "
                      "intermediates, not a fault by itself")
     return lines
-
-
-def node_title(launch: dict[str, Any] | None, position: int) -> str:
-    """'stage3 (#3 in capture order, graph node 5; stage3#0, pipeline.py:63)': # counts the kernel, copy
-    and memset nodes, the ones a prefix switches."""
-    launch = launch or {}
-    where = [f"#{position} in capture order"]
-    if launch.get("node") is not None:
-        where.append(f"graph node {launch['node']}")
-    origin = [str(launch[k]) for k in ("site", "line", "module", "operator") if launch.get(k)]
-    text = f"{launch.get('name', '?')} ({', '.join(where)}"
-    return text + (f"; {', '.join(origin)})" if origin else ")")
 
 
 def side_by_side(left: list[str], right: list[str], titles: tuple[str, str]) -> list[str]:
