@@ -90,13 +90,10 @@ def measure_dag(dag: Dag, session: Any, args: argparse.Namespace) -> None:
 
 
 def trace_gaps(dag: Dag, path: Path) -> tuple[dict[int, np.ndarray], np.ndarray | None]:
-    """Each edge's gap per replay in a node-level trace, the trace's graph picked by its node count; and no
+    """Each edge's gap per replay in the node-level trace at `path` (graph/edges.py `trace_edge_gaps`); and no
     reference (this DAG's own plain kernel edges are used)."""
-    import numpy as np
-
     from graphscope.analysis.graphs import node_activities
-    from graphscope.core.events import graph_of, index_in_graph, node_id
-    from graphscope.graph.edges import edge_gaps
+    from graphscope.graph.edges import trace_edge_gaps
     from graphscope.trace import load_trace
 
     if not path.exists():
@@ -104,17 +101,12 @@ def trace_gaps(dag: Dag, path: Path) -> tuple[dict[int, np.ndarray], np.ndarray 
     nodes = node_activities(load_trace(path))
     if not len(nodes):
         raise BadInputError(f"{path}: no graph node activity (trace with nsys --cuda-graph-trace=node)")
-    graphs = graph_of(nodes.node)
-    best, rows = None, 0
-    for graph in np.unique(graphs):
-        mine = graphs == graph
-        if int(index_in_graph(nodes.node[mine]).max()) + 1 == len(dag.nodes) and int(mine.sum()) > rows:
-            best, rows = int(graph), int(mine.sum())
-    if best is None:
+    found = trace_edge_gaps(dag, nodes.node, nodes.start, nodes.end)
+    if found is None:
         raise BadInputError(f"{path}: no graph in it has this workload's {len(dag.nodes)} nodes")
-    ids: list[int | None] = [int(node_id(best, i)) for i in range(len(dag.nodes))]
-    dag.notes.append(f"gaps from {path.name}: graph {best}, {rows // max(len(dag.nodes), 1)} replays")
-    return edge_gaps(dag, nodes.node, nodes.start, nodes.end, node_ids=ids), None
+    gaps, graph, replays = found
+    dag.notes.append(f"gaps from {path.name}: graph {graph}, {replays} replays")
+    return gaps, None
 
 
 def add_tune_options(parser: argparse.ArgumentParser) -> None:

@@ -21,6 +21,7 @@ from graphscope.core.edge_kinds import (
     PDL_UNMEASURED,
     EdgeKind,
 )
+from graphscope.core.events import graph_of, index_in_graph, node_id
 from graphscope.core.stats import describe
 from graphscope.graph.edge_table import EdgeKinds, read_edges
 from graphscope.graph.model import Dag
@@ -35,6 +36,24 @@ def kinds_of(dag: Dag) -> EdgeKinds:
 
 
 # -- PDL per edge -----------------------------------------------------------------------------------------
+
+
+def trace_edge_gaps(
+    dag: Dag, trace_ids: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> tuple[dict[int, np.ndarray], int, int] | None:
+    """Each edge's gap per replay in a node-level trace's GPU activities (graph node ids, starts, ends):
+    the trace's graph is the one with this DAG's node count and the most activities. Returns (gaps by edge
+    position, that graph's id, its replays), or None when no graph in the trace has the DAG's node count."""
+    graphs = graph_of(trace_ids)
+    best, rows = None, 0
+    for graph in np.unique(graphs).tolist():
+        mine = graphs == graph
+        if int(index_in_graph(trace_ids[mine]).max()) + 1 == len(dag.nodes) and int(mine.sum()) > rows:
+            best, rows = int(graph), int(mine.sum())
+    if best is None:
+        return None
+    ids: list[int | None] = [int(node_id(best, i)) for i in range(len(dag.nodes))]
+    return edge_gaps(dag, trace_ids, starts, ends, node_ids=ids), best, rows // max(len(dag.nodes), 1)
 
 
 def edge_gaps(
