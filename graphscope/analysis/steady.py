@@ -114,8 +114,8 @@ class LaunchAccount:
             "calls_without_work": self.without_work_calls,
             "without_work_ns": self.without_work_ns,
             "without_work_by_name": self.without_work_names,
-            "overhead_ratio": round(self.ratio, 6),
-            "eager_overhead_ratio": round(self.eager_ratio, 6),
+            "overhead_ratio": round(self.ratio, 6) if self.busy_ns else None,  # undefined without GPU work
+            "eager_overhead_ratio": round(self.eager_ratio, 6) if self.busy_ns else None,
             "max_repeats": self.max_repeats,
         }
 

@@ -250,7 +250,7 @@ def _summarize(
             "median_graph_launch_api_ns": _median(launches.api_ns[graph_calls]),
             "kernel_launch_ns": kernel_launch_ns,
             "graph_launch_ns": graph_launch_ns,
-            "overhead_ratio": round(launch_ns / busy_ns, 6) if busy_ns else 0.0,
+            "overhead_ratio": round(launch_ns / busy_ns, 6) if busy_ns else None,  # undefined without GPU work
             "steady_state": account.to_json(),
             "launch_bound": verdict.launch_bound,
             "judged": verdict.judged.to_json() if verdict.judged else None,
@@ -292,7 +292,7 @@ def _device_verdict(
     launch_ns = account.eager_ns + account.graph_ns
     return {
         "calls": int(on_device.sum()),
-        "overhead_ratio": round(launch_ns / account.busy_ns, 6) if account.busy_ns else 0.0,
+        "overhead_ratio": round(launch_ns / account.busy_ns, 6) if account.busy_ns else None,
         "launch_bound": verdict.launch_bound,
         "verdict": verdict.text,
         "steady_state": account.to_json(),

@@ -34,8 +34,8 @@ def launch_rows(launch: dict[str, Any]) -> list[tuple[str, str]]:
     unknown = "-"  # no call of that kind (or none linked to GPU work): a median of nothing is not 0
     one_off = steady["one_off_calls"]
     without = f", without {plural(one_off, 'one-off first call')}" if one_off else ""  # never "without 0"
-    # a ratio over no GPU work is undefined, not 0 (the JSON's 0.0 there): launch calls with a 0 ratio had
-    # no busy time to divide (qcu's export: 535 ms of launch calls, no GPU activity recorded)
+    # a ratio over no GPU work is undefined, not 0 (the JSON's null there): qcu's export has 535 ms of launch
+    # calls and no GPU activity recorded
     calls_ns = launch["kernel_launch_ns"] + launch["graph_launch_ns"]
     no_gpu = steady["gpu_busy_ns"] == 0
     overall = unknown if (calls_ns and not launch["overhead_ratio"]) or (not calls_ns and no_gpu) else (

@@ -19,7 +19,7 @@ CONTRACT = {
     "api": {"count": int, "launches": int, "graph_launches": int},
     "graph_trace_mode": (str, type(None)),
     "graphs": {"launches": int, "node_activities": int},
-    "launch": {"median_api_ns": float, "median_latency_ns": float, "overhead_ratio": float},
+    "launch": {"median_api_ns": float, "median_latency_ns": float, "overhead_ratio": (float, type(None))},
 }
 
 
@@ -37,6 +37,9 @@ def test_summary_follows_the_json_contract(path):
     summary = json.loads(json.dumps(summarize(load_trace(path))))
     _check(summary, CONTRACT, "summary")
     assert summary["graph_trace_mode"] in ("node", "graph", None)
+    busy = summary["launch"]["steady_state"]["gpu_busy_ns"]
+    assert (summary["launch"]["overhead_ratio"] is None) == (sum(g["busy_ns"] for g in summary["gpu"]) == 0)
+    assert (summary["launch"]["steady_state"]["overhead_ratio"] is None) == (busy == 0)  # undefined, never 0.0
     for kernel in summary["top_kernels"]:
         _check(kernel, {"name": str, "count": int, "total_ns": int, "median_ns": float}, "top_kernels")
     totals = [k["total_ns"] for k in summary["top_kernels"]]
