@@ -384,7 +384,7 @@ def _read_with_connectorx(db: ExportDatabase, sql: str, defaults: list[int]) -> 
     from connectorx.connectorx import read_sql
 
     uri = "sqlite://" + urllib.parse.quote(sqlite_uri(db.path), safe="")
-    found = read_sql(uri, "pandas", queries=[sql], protocol="binary", partition_query=None, pre_execution_queries=None)
+    found = read_sql(uri, "pandas", protocol="binary", queries=[sql], partition_query=None)
     columns: dict[int, np.ndarray] = {}
     for block, info in zip(found["data"], found["block_infos"]):
         if isinstance(block, tuple):  # a nullable column: (values, mask of NULLs)
