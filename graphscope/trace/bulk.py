@@ -12,6 +12,7 @@ dtype (a 64-bit id in a 32-bit column) become the column's default, with a warni
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 import os
 import threading
@@ -36,6 +37,23 @@ read side by side, one a thread. Measured on the 1M file's 15 summary columns (f
 interleaved rounds): 1.77x SQLite's own scan in CPU, against 2.20x in rowid chunks. Above it, chunks keep
 the transient memory (int64 values and a NULL mask, 9 B a value) bounded at 10M rows."""
 MIN_ROW_BYTES = 6  # a table row's least size in an SQLite file: cell pointer, sizes, rowid, header
+
+
+@functools.cache
+def small_pages() -> None:
+    """Stop NumPy asking the kernel for huge pages for its arrays (it does for every array of 4 MiB or
+    more). With this kernel's transparent huge pages on `madvise` and their defrag on `madvise`, each such
+    array's first touch compacts memory to find 2 MiB pages, in system time: a cold summary of the 3M file
+    took 1.40 s of system time with them and 0.70 s without (3 interleaved rounds, fresh processes; user
+    time the same, 3.5x the minor faults), and the cost grows with the file. Once per process."""
+    for name in ("numpy._core.multiarray", "numpy.core.multiarray"):  # NumPy 2, then 1.26
+        try:
+            setter = getattr(importlib.import_module(name), "_set_madvise_hugepage", None)
+        except ImportError:
+            continue
+        if setter is not None:
+            setter(False)
+        return
 
 
 def read_threads() -> int:
@@ -98,7 +116,10 @@ def plan_chunks(
         return Plan(0, [], True)
     if alias is None or count <= size:
         return Plan(count, [Chunk(bounded, 0, count)], True)
-    first, last = _rowid_bounds(db, name, alias, where)
+    bounds = _rowid_bounds(db, name, alias, where)
+    if bounds is None:  # counted rows but found none: a damaged file
+        return Plan(0, [], True)
+    first, last = bounds
     if last - first + 1 == count:  # dense rowids: ranges by arithmetic
         starts = list(range(first, last + 1, size))
     else:  # gaps: every size-th rowid, found in one scan of the rowids
@@ -188,6 +209,7 @@ def read_tables(
     windows whose memory is the point.
     """
     threads = 1 if lean else threads or read_threads()
+    small_pages()
     jobs: list[tuple[str, Chunk]] = []
     results: dict[str, TableRead] = {}
     sources: dict[str, dict[str, str | None]] = {}
@@ -219,6 +241,8 @@ def read_tables(
         if cancel is not None:
             cancel.check()
         table, specs = requests[key]
+        if table is None:  # never: an absent table has no chunks
+            return key, chunk, 0, []
         filled, notes = _read_chunk(db, table, specs, sources[key], chunk, results[key].columns, lean)
         return key, chunk, filled, notes
 
@@ -250,7 +274,7 @@ def read_tables(
         for low, high in empty:
             keep[low:high] = False
         results[key].columns = {name: array[keep] for name, array in results[key].columns.items()}
-        table = requests[key][0]
+        table = requests[key][0] or ""  # holes come from chunks, so from a table of the file
         read = int(keep.sum())
         if read < (plans[key].rows if plans[key].exact else db.query(f"SELECT count(*) FROM {quoted(table)}")[0][0]):
             results[key].warnings.append(f"{table}: fewer rows could be read than the table counts")
@@ -271,8 +295,9 @@ def _read_chunk(
 ) -> tuple[int, list[str]]:
     """Read one chunk into `out` at its offset (with `sqlite3` alone when `lean`); returns rows written
     and warnings."""
-    present = [name for name in specs if sources[name] is not None]
-    values = [f"IFNULL({quoted(sources[n])}, {specs[n].default})" for n in present]
+    found = {name: source for name, source in sources.items() if source is not None}
+    present = [name for name in specs if name in found]
+    values = [f"IFNULL({quoted(found[n])}, {specs[n].default})" for n in present]
     where = f" WHERE {chunk.where}" if chunk.where else ""
     notes: list[str] = []
     batches = None
@@ -280,9 +305,9 @@ def _read_chunk(
         # Columns declared INTEGER are read as they are (their NULLs are filled from connectorx's mask
         # of them, a tenth of the read's time less than IFNULL in SQL); others need IFNULL, because
         # connectorx types an undeclared column by its first value, which may be NULL.
-        plain = [db.declared_integer(table, sources[n]) for n in present]
+        plain = [db.declared_integer(table, found[n]) for n in present]
         select = ", ".join(
-            f"{quoted(sources[n]) if as_is else v} AS c{i}"
+            f"{quoted(found[n]) if as_is else v} AS c{i}"
             for i, (n, v, as_is) in enumerate(zip(present, values, plain))
         )
         defaults = [specs[n].default for n in present]
@@ -384,7 +409,7 @@ def _read_with_connectorx(db: ExportDatabase, sql: str, defaults: list[int]) -> 
     from connectorx.connectorx import read_sql
 
     uri = "sqlite://" + urllib.parse.quote(sqlite_uri(db.path), safe="")
-    found = read_sql(uri, "pandas", protocol="binary", queries=[sql], partition_query=None)
+    found = read_sql(uri, "pandas", "binary", [sql], None, None)  # connectorx >= 0.4.2: 6 arguments
     columns: dict[int, np.ndarray] = {}
     for block, info in zip(found["data"], found["block_infos"]):
         if isinstance(block, tuple):  # a nullable column: (values, mask of NULLs)
