@@ -6,16 +6,22 @@ flat with size. Fresh processes, sizes interleaved round by round; each run star
 taken back what the previous one freed (`--settle`, see frames_while_loading.py).
 
     python benchmarks/memory_scale.py [--kernels 1000000,3000000,10000000] [--rounds 3]
+
+graphscope's modules are compiled to bytecode first (as an installed package's are); results also go to
+benchmarks/out/memory_scale.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
+import json
 import os
 import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from synthetic_export import ensure
 
@@ -46,6 +52,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(n) for n in args.kernels.split(",")]
     paths = {n: ensure(n) for n in sizes}
+    compileall.compile_dir(Path(__file__).resolve().parent.parent / "graphscope", quiet=1)
     seen: dict[int, list[dict[str, float]]] = {n: [] for n in sizes}
     for _ in range(args.rounds):
         for n in sizes:
@@ -53,6 +60,7 @@ def main() -> None:
             seen[n].append(run(paths[n]))
     print(f"summary --json --no-cache: medians of {args.rounds} interleaved rounds, fresh processes")
     print("  events        wall s   user s   sys s   peak GiB   B/event   user ns/ev   sys ns/ev   faults/1k ev")
+    found = {}
     for n in sizes:
         m = {key: statistics.median(r[key] for r in seen[n]) for key in seen[n][0]}
         events = 2 * n
@@ -62,6 +70,16 @@ def main() -> None:
             f"{m['peak'] / events:7.1f}   {m['user'] / events * 1e9:10.0f}   {m['sys'] / events * 1e9:9.0f}   "
             f"{m['faults'] / events * 1e3:10.1f}   (sys {sys_range} s)"
         )
+        found[str(events)] = {
+            **m,
+            "bytes_per_event": m["peak"] / events,
+            "sys_ns_per_event": m["sys"] / events * 1e9,
+            "user_ns_per_event": m["user"] / events * 1e9,
+            "rounds": seen[n],
+        }
+    out = Path(__file__).resolve().parent / "out" / "memory_scale.json"
+    out.write_text(json.dumps({"rounds": args.rounds, "settle": args.settle, "events": found}, indent=2))
+    print(f"written: {out}")
 
 
 if __name__ == "__main__":

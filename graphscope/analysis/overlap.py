@@ -43,24 +43,41 @@ def stream_overlap(work: Table) -> StreamOverlap:
     empty = np.empty(0, np.int64)
     if len(work) < 2:
         return StreamOverlap(empty, empty, empty, empty)
-    start = np.asarray(work.start, np.int64)
-    end = np.maximum(np.asarray(work.end, np.int64), start)
-    order = _stream_order(np.asarray(work.device), np.asarray(work.stream), start)
-    device, stream = np.asarray(work.device)[order], np.asarray(work.stream)[order]
-    start, end = start[order], end[order]
-    first = np.flatnonzero(np.r_[True, (device[1:] != device[:-1]) | (stream[1:] != stream[:-1])])
+    start, end = np.asarray(work.start, np.int64), np.asarray(work.end, np.int64)
+    device, stream = np.asarray(work.device), np.asarray(work.stream)
+    order = _stream_order(device, stream, start)
+    code_device, code_stream = device[order], stream[order]
+    first = np.flatnonzero(np.r_[True, (code_device[1:] != code_device[:-1]) | (code_stream[1:] != code_stream[:-1])])
     bounds = np.r_[first, len(start)]
     result: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):  # one stream at a time: few
         if hi - lo < 2:
             continue
-        reach = np.maximum.accumulate(end[lo:hi])[:-1]  # the latest end before each row
-        overlap = np.minimum(end[lo + 1 : hi], reach) - start[lo + 1 : hi]
-        early = overlap > 0
-        if early.any():
-            for column, value in zip(result, (device[lo], stream[lo], early.sum(), overlap[early].sum()), strict=True):
+        count, overlap_ns = _overlap(start, end, order[lo:hi])
+        if count:
+            for column, value in zip(result, (code_device[lo], code_stream[lo], count, overlap_ns), strict=True):
                 column.append(int(value))
     return StreamOverlap(*(np.array(column, np.int64) for column in result))
+
+
+_BLOCK = 1 << 20  # rows a pass: the stream's rows are taken a block at a time, not reordered whole
+
+
+def _overlap(start: np.ndarray, end: np.ndarray, rows: np.ndarray) -> tuple[int, int]:
+    """Rows of one stream (`rows`, in start order) that start before the latest end so far, and by how much
+    in all. A block of rows at a time, the latest end carried over: the whole stream's starts and ends
+    reordered at once held 32 B a row beside the trace (10M kernels: 0.3 GiB, the summary's peak)."""
+    count, total, reach = 0, 0, None
+    for lo in range(0, len(rows), _BLOCK):
+        block = rows[lo : lo + _BLOCK]
+        first, last = start[block], np.maximum(end[block], start[block])
+        ends = np.maximum.accumulate(last if reach is None else np.r_[reach, last])  # the latest end so far
+        later = slice(1, None) if reach is None else slice(0, None)  # the rows with work before them
+        overlap = np.minimum(last[later], ends[:-1]) - first[later]
+        early = overlap > 0
+        count, total = count + int(early.sum()), total + int(overlap[early].sum())
+        reach = ends[-1]
+    return count, total
 
 
 def _stream_order(device: np.ndarray, stream: np.ndarray, start: np.ndarray) -> np.ndarray:

@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 
 from graphscope.core.errors import BadInputError, NotAnExportError
-from graphscope.trace.kineto_json import foreign_kind
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 DAMAGED = (sqlite3.DatabaseError, UnicodeDecodeError)  # a damaged schema can yield undecodable error text
@@ -143,6 +142,9 @@ class ExportDatabase:
         if not header:
             raise NotAnExportError(f"{path}: the file is empty")
         if header[: len(SQLITE_HEADER)] != SQLITE_HEADER:
+            # imported here: the JSON reader's module imports msgspec, which an export never needs
+            from graphscope.trace.kineto_json import foreign_kind
+
             kind = foreign_kind(header)  # a picture renamed .json is not "a .nsys-rep to export"
             if kind is not None:
                 raise NotAnExportError(

@@ -24,10 +24,9 @@ from graphscope.core.table import Deferred, Table, narrowest
 from graphscope.core.units import format_ns
 from graphscope.trace import cache, entities, metadata, schema
 from graphscope.trace.bulk import import_in_background, read_tables
-from graphscope.trace.database import ColumnSpec, ExportDatabase, as_int, check_regular_file, quoted
-from graphscope.trace.kineto_json import is_kineto
+from graphscope.trace.database import SQLITE_HEADER, ColumnSpec, ExportDatabase, as_int, check_regular_file, quoted
 from graphscope.trace.model import ExportInfo, Trace
-from graphscope.trace.tables import BY_KEY, CPU_KEYS, KEYS
+from graphscope.trace.tables import BY_KEY, CPU_KEYS, ENTITY_KEYS, KEYS
 from graphscope.trace.window import Window, memory_budget_events, plan_window, rowid_ranges
 
 _DENSE_SLACK = 4096  # ids up to 2 x the strings + this are kept as the file's (a list with a few holes)
@@ -76,6 +75,20 @@ def load_trace(
         return _load(db, progress, cancel, columns, window)
 
 
+def is_kineto(path: Path) -> bool:
+    """`kineto_json.is_kineto`, with an SQLite file answered from its header: the JSON reader's module
+    imports msgspec (18 ms of a cold summary's start-up), which an export never needs."""
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER:
+                return False
+    except OSError:
+        return False
+    from graphscope.trace.kineto_json import is_kineto as kineto_text
+
+    return kineto_text(path)
+
+
 def _from_cache(entry: cache.Entry, path: Path, columns: Columns, kineto: bool) -> Trace:
     """The trace from its cache entry: cached columns memory-mapped, the others deferred to the file
     (and added to the entry once read)."""
@@ -100,7 +113,8 @@ def _from_cache(entry: cache.Entry, path: Path, columns: Columns, kineto: bool) 
         tables[key] = Table(cached, deferred)
         if deferred is not None and set(later) & _eager_names(key, columns):
             tables[key].load_deferred()  # asked for up front, not cached yet: read now, as a cold load would
-    return Trace(**parts, **tables)
+    entities_ = {key: parts[key] for key in ENTITY_KEYS}  # named apart from the event tables: each has its type
+    return Trace(info=info, symbols=symbols, gpus=parts["gpus"], **entities_, **tables)
 
 
 def load_for_view(
@@ -372,9 +386,11 @@ def _read_strings(db: ExportDatabase, warnings: list[str]) -> SymbolTable:
 def _attach_nvtx_text(db: ExportDatabase, table: str | None, nvtx: dict[str, np.ndarray], symbols: SymbolTable) -> None:
     """NVTX labels come from `text` (inline) or `textId`; intern the inline ones into `text`."""
     rowids = nvtx.pop("rowid")
-    text = db.column(table, "text") if table else None
-    alias = db.rowid_alias(table) if table else None
-    if text is None or alias is None or not len(rowids):
+    if table is None or not len(rowids):
+        return
+    text = db.column(table, "text")
+    alias = db.rowid_alias(table)
+    if text is None or alias is None:
         return
     inline = db.query(f"SELECT {alias}, {quoted(text)} FROM {quoted(table)} WHERE {quoted(text)} IS NOT NULL")
     if not inline:

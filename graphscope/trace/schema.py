@@ -6,6 +6,7 @@ absent optional columns take their default, absent required ones make the table 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import IntEnum
 
 import numpy as np
@@ -143,7 +144,7 @@ PRESENT_ONLY = frozenset({"launch_type", "green_context", "cluster_x", "cluster_
 byte a kernel for nothing (the exports before 2025.5 have no cluster columns)."""
 
 
-def in_file(columns: list[str], specs: dict[str, ColumnSpec]) -> dict[str, ColumnSpec]:
+def in_file(columns: list[str], specs: Mapping[str, ColumnSpec]) -> dict[str, ColumnSpec]:
     """The specs read from a table with these `columns`: all but the PRESENT_ONLY ones it lacks."""
     have = {c.lower() for c in columns}
     return {n: s for n, s in specs.items() if n not in PRESENT_ONLY or any(x.lower() in have for x in s.sources)}

@@ -7,6 +7,7 @@ import sqlite3
 import numpy as np
 import pytest
 
+from graphscope.trace import bulk
 from graphscope.trace.bulk import MIN_CHUNK_ROWS, plan_chunks, read_tables
 from graphscope.trace.database import ColumnSpec, ExportDatabase
 
@@ -16,6 +17,12 @@ SPECS = {
     "absent": ColumnSpec("noSuchColumn", np.int32, default=7),
 }
 ROWS = 3 * MIN_CHUNK_ROWS + 123  # several chunks on two threads
+
+
+@pytest.fixture(autouse=True)
+def chunked(monkeypatch):
+    """Tables of any size in rowid chunks, as the large ones are read (small ones are read whole)."""
+    monkeypatch.setattr(bulk, "WHOLE_ROWS", 0)
 
 
 def events_file(tmp_path, rows: int = ROWS, delete: str | None = None, rowid_shift: int = 0):
@@ -57,6 +64,17 @@ def test_dense_rowids_are_planned_without_counting(tmp_path):
         counted = plan_chunks(db, "events", threads=2, count_rows=True)
     assert not plan.exact and plan.rows == ROWS and len(plan.chunks) == 2
     assert counted.exact and counted.rows == ROWS and [c.rows for c in counted.chunks] == [c.rows for c in plan.chunks]
+
+
+def test_a_table_up_to_whole_rows_is_read_in_one_query_without_a_rowid_range(tmp_path, monkeypatch):
+    """connectorx counts a query's rows first: SQLite counts a whole table from its pages, a range by
+    stepping every row."""
+    monkeypatch.setattr(bulk, "WHOLE_ROWS", ROWS)
+    path, expected = events_file(tmp_path)
+    with ExportDatabase(path) as db:
+        plan = plan_chunks(db, "events", threads=2)
+    assert [(c.where, c.offset, c.rows) for c in plan.chunks] == [("", 0, ROWS)]
+    assert_reads(path, expected)
 
 
 @pytest.mark.parametrize(
@@ -112,7 +130,7 @@ NULLABLE = {
 @pytest.mark.parametrize("pattern", ["none", "all", "some", "first"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_nulls_become_the_default_in_declared_and_undeclared_columns(tmp_path, pattern, threads):
-    """INTEGER columns are read as they are and their NULLs filled from the Arrow bitmap; untyped ones
+    """INTEGER columns are read as they are and their NULLs filled from connectorx's mask; untyped ones
     (which connectorx types by their first value) through IFNULL. 64-bit ids survive either way."""
     rows = 2 * MIN_CHUNK_ROWS + 7
     big = 2**62 + 1  # a float round trip would change it
@@ -150,3 +168,22 @@ def test_reading_uses_the_cores_this_process_may_run_on(monkeypatch):
     assert bulk.read_threads() == 2
     monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: set(range(128)), raising=False)
     assert bulk.read_threads() == 32
+
+
+def test_the_reader_uses_connectorx_without_pyarrow_or_its_package_init(tmp_path):
+    """connectorx writes NumPy arrays itself: pyarrow is not loaded, nor connectorx's package `__init__`
+    (its `importlib.metadata` import was 45 ms of a cold summary)."""
+    import subprocess
+    import sys
+
+    path, expected = events_file(tmp_path, rows=1000)
+    script = (
+        "import sys\nfrom graphscope.trace.bulk import read_tables\n"
+        "from graphscope.trace.database import ColumnSpec, ExportDatabase\nimport numpy as np\n"
+        f"with ExportDatabase({str(path)!r}) as db:\n"
+        "    read = read_tables(db, {'e': ('events', {'start': ColumnSpec('start', np.int64)})})['e']\n"
+        "names = ('connectorx', 'connectorx.connectorx', 'pyarrow', 'importlib.metadata')\n"
+        "print(int(read.columns['start'].sum()), read.warnings, sorted(m for m in names if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.split(" ", 1) == [str(int(expected[:, 0].sum())), "[] ['connectorx.connectorx']\n"]
