@@ -16,172 +16,39 @@ Times become integer nanoseconds (the trace writes microseconds).
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 import numpy as np
 
 from graphscope.core.bounds import clamp_durations
 from graphscope.core.errors import NotAnExportError
-from graphscope.core.events import COPY_DIRECTIONS, NODE_WORK, ApiKind, node_id
+from graphscope.core.events import NODE_WORK, ApiKind, node_id
 from graphscope.core.symbols import SymbolTable, kernel_short_name
 from graphscope.core.table import Table
 from graphscope.trace import kineto_json
-from graphscope.trace.kineto_json import Event
+from graphscope.trace.kineto_columns import API_CATEGORIES, COLUMNS, RANGE_DOMAINS, Columns
 from graphscope.trace.model import ExportInfo, GpuInfo, Trace
 from graphscope.trace.schema import NvtxType, classify_api, narrow_ids
-from graphscope.trace.tables import KINETO_KEYS
 
-API_CATEGORIES = {"cuda_runtime", "cuda_driver"}
-RANGE_DOMAINS = {"cpu_op": 1, "user_annotation": 2, "python_function": 3}
-"""A range's category, kept as its NVTX domain id (an Nsight export's ranges are domain 0)."""
-RANGE_CATEGORIES = set(RANGE_DOMAINS)
-_COPY = re.compile(r"Memcpy (\w+)")
-_COPY_KINDS = {name: kind for kind, name in COPY_DIRECTIONS.items() if kind}
-_GPU = ("start", "end", "device", "stream", "context", "correlation", "node_arg", "graph_arg")
-
-
-class _Columns:
-    """Events of one batch at a time, as lists of plain values per table (the batch's objects go after)."""
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        self.rows: dict[str, list[tuple]] = {key: [] for key in KINETO_KEYS}
-        self.names: dict[str, int] = {}
-        self.shapes: dict[tuple[bytes, bytes], int] = {}
-        self.skipped = 0
-
-    def name(self, text: str) -> int:
-        found = self.names.get(text)
-        if found is None:
-            found = self.names[text] = len(self.names)
-        return found
-
-    def shape(self, args) -> int:
-        """The symbol of an operator's input shapes text (-1: none), decoded once per distinct raw value:
-        a trace repeats a few thousand of them over hundreds of thousands of operators."""
-        key = (bytes(args.input_dims), bytes(args.input_type))
-        found = self.shapes.get(key)
-        if found is None:
-            try:
-                text = _shapes(*(json.loads(raw) if raw else None for raw in key))
-            except (ValueError, RecursionError):  # not JSON a profiler writes: no shapes, the event kept
-                text = None
-            found = self.shapes[key] = -1 if text is None else self.name(text)
-        return found
-
-    def add(self, batch: list[Event]) -> None:
-        rows, name = self.rows, self.name
-        for e in batch:
-            cat = e.cat
-            try:
-                if e.ph == "X":
-                    start = _ns(e.ts)
-                    end = start + _ns(e.dur)  # each below 2**62: their sum fits int64; bounds checked per table
-                    if cat in API_CATEGORIES:
-                        rows["api"].append((start, end, name(e.name), _int(e.args and e.args.correlation), *_cpu(e)))
-                    elif cat == "kernel":
-                        a = e.args
-                        rows["kernels"].append(
-                            (
-                                *_gpu(start, end, a),
-                                name(e.name),
-                                *_dim(a and a.grid),
-                                *_dim(a and a.block),
-                                _int(a and a.registers, 0),
-                                _int(a and a.shared, 0),
-                            )
-                        )
-                    elif cat == "gpu_memcpy":
-                        kind = _COPY.match(e.name)
-                        copy = _COPY_KINDS.get(kind.group(1), 0) if kind else 0
-                        rows["memcpy"].append((*_gpu(start, end, e.args), _int(e.args and e.args.bytes, 0), copy))
-                    elif cat == "gpu_memset":
-                        rows["memset"].append((*_gpu(start, end, e.args), _int(e.args and e.args.bytes, 0)))
-                    elif cat in RANGE_CATEGORIES:
-                        shape = self.shape(e.args) if cat == "cpu_op" and e.args else -1
-                        rows["nvtx"].append((start, end, name(e.name), *_cpu(e), RANGE_DOMAINS[cat], shape))
-            except (TypeError, ValueError, OverflowError):
-                self.skipped += 1
-
-
-def _ns(microseconds: object) -> int:
-    """Microseconds as integer nanoseconds: exactly for the integers older traces write (a float of
-    1.66e18 ns would be 256 ns coarse), rounded for the fractions newer ones write."""
-    if isinstance(microseconds, int) and not isinstance(microseconds, bool):
-        value = microseconds * 1000
-    else:
-        value = round(float(microseconds) * 1000)  # type: ignore[arg-type]
-    if not -(1 << 62) < value < (1 << 62):  # beyond what int64 nanoseconds (and their sums) hold
-        raise OverflowError
-    return value
-
-
-def _shapes(dims: object, types: object) -> str | None:
-    """An operator's inputs as one text ("float[4, 16], float[16, 16], Scalar"): `Input Dims` with
-    `Input type`, which `record_shapes=True` writes; None without them."""
-    if not isinstance(dims, list) or not dims:
-        return None
-    types = types if isinstance(types, list) else []
-    parts = []
-    for i, shape in enumerate(dims):
-        kind = str(types[i]) if i < len(types) and types[i] is not None else ""
-        tensor = not kind[:1].isupper()  # "Scalar", "ScalarList", "TensorList": not one tensor's dtype
-        if not isinstance(shape, list):
-            return None  # not the profiler's layout (a list per input)
-        parts.append(f"{kind}{shape}" if shape or (kind and tensor) else kind or "[]")
-    return ", ".join(parts)
-
-
-def _int(value: object, default: int = -1) -> int:
-    if value is None or isinstance(value, bool):
-        return default
-    number = int(float(value)) if isinstance(value, str | float) else int(value)  # type: ignore[arg-type]
-    return number if -(1 << 62) < number < (1 << 62) else default
-
-
-def _cpu(e: Event) -> tuple[int, int]:
-    return _int(e.pid, 0), _int(e.tid, 0)
-
-
-def _gpu(start: int, end: int, a) -> tuple[int, ...]:
-    return (
-        start,
-        end,
-        _int(a and a.device, 0),
-        _int(a and a.stream, 0),
-        _int(a and a.context, 0),
-        _int(a and a.correlation),
-        _int(a and a.graph_node),  # recorded graph-node id (recent PyTorch), -1 when absent
-        _int(a and a.graph),
-    )
-
-
-def _dim(value: object) -> tuple[int, int, int]:
-    if not isinstance(value, list) or not value:
-        return 0, 0, 0
-    parts = [_int(v, 1) for v in value[:3]] + [1, 1]
-    return parts[0], parts[1], parts[2]
+__all__ = ["API_CATEGORIES", "RANGE_DOMAINS", "load_kineto"]
 
 
 def load_kineto(path: Path) -> Trace:
     """Read a PyTorch-profiler trace (.json, .json.gz, .pt.trace.json.gz)."""
-    columns = _Columns()
+    columns = Columns()
     header = kineto_json.decode(path, columns)
-    if not any(columns.rows.values()):
+    if not any(columns.count(key) for key in COLUMNS):
         raise NotAnExportError(
             f"{path}: trace-event JSON, but not a PyTorch-profiler trace (no CUDA runtime, kernel, copy or "
             "operator events)"
         )
+    present = sorted(key for key in COLUMNS if columns.count(key))
     symbols = SymbolTable(list(columns.names))
     warnings: list[str] = []
     if columns.skipped:
         warnings.append(f"{columns.skipped:,} events with values that are not numbers were left out")
-    api = _table(columns.rows["api"], ("start", "end", "name", "correlation", "pid", "tid"))
-    nvtx = _table(columns.rows["nvtx"], ("start", "end", "text", "pid", "tid", "domain", "shapes"))
+    api = _table(columns, "api")
+    nvtx = _table(columns, "nvtx")
     clamp_durations("api", api.start, api.end, warnings)
     clamp_durations("nvtx", nvtx.start, nvtx.end, warnings)
     pids = np.unique(np.concatenate([api.pid, nvtx.pid])) if len(api) + len(nvtx) else np.array([0])
@@ -198,9 +65,9 @@ def load_kineto(path: Path) -> Trace:
         "nvtx": _nvtx(nvtx, processes, thread_of),
     }
     calls = (tables["api"].process, api.correlation)
-    kernels = _table(columns.rows["kernels"], (*_GPU, "name", "gx", "gy", "gz", "bx", "by", "bz", "regs", "smem"))
-    memcpy = _table(columns.rows["memcpy"], (*_GPU, "bytes", "copy_kind"))
-    memset = _table(columns.rows["memset"], (*_GPU, "bytes"))
+    kernels = _table(columns, "kernels")
+    memcpy = _table(columns, "memcpy")
+    memset = _table(columns, "memset")
     for key, table in (("kernels", kernels), ("memcpy", memcpy), ("memset", memset)):
         clamp_durations(key, table.start, table.end, warnings)
     _check_dimensions(kernels, warnings)
@@ -216,7 +83,7 @@ def load_kineto(path: Path) -> Trace:
         platform="PyTorch profiler (Kineto)" + (" on ROCm" if _is_hip(symbols) else ""),
         layout="kineto",
         capture={k: str(v) for k, v in (header.distributedInfo or {}).items()},
-        tables=sorted(k for k, rows in columns.rows.items() if rows),
+        tables=present,
         warnings=warnings,
     )
     empty_gpu = _empty_gpu()
@@ -246,11 +113,13 @@ def load_kineto(path: Path) -> Trace:
     return trace
 
 
-def _table(rows: list[tuple], names: tuple[str, ...]) -> Table:
-    """Rows as int64 columns, sorted by start (the first column)."""
-    if not rows:
+def _table(columns: Columns, key: str) -> Table:
+    """One table's rows as int64 columns, sorted by start (the first column)."""
+    names = COLUMNS[key]
+    matrix = columns.rows(key)
+    if not len(matrix):
         return Table({n: np.empty(0, np.int64) for n in names})
-    matrix = np.array(rows, dtype=np.int64)
+    columns.parts[key] = []  # the batches' matrices go as the sorted one comes
     matrix = matrix[np.argsort(matrix[:, 0], kind="stable")]
     return Table({n: np.ascontiguousarray(matrix[:, i]) for i, n in enumerate(names)})
 
@@ -393,7 +262,7 @@ def _graph_nodes(tables: dict[str, Table], symbols: SymbolTable, api: Table) -> 
     if not len(launches):
         return counts
     work = [(kind.table, tables[kind.table]) for kind in NODE_WORK]
-    members = {int(c): [] for c in launches.tolist()}
+    members: dict[int, list[tuple[int, str, int]]] = {int(c): [] for c in launches.tolist()}
     for key, table in work:
         for row in np.flatnonzero(np.isin(table.correlation, launches)).tolist():
             members[int(table.correlation[row])].append((int(table.start[row]), key, row))

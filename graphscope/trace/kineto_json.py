@@ -17,7 +17,8 @@ import io
 import re
 import zlib
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from types import TracebackType
+from typing import Any, Protocol, Self
 
 import msgspec
 
@@ -142,35 +143,50 @@ def _text_encoding(start: bytes) -> tuple[str | None, int]:
     return None, 0
 
 
+class _Stream(Protocol):
+    """What the reader reads from: a file, a gzip stream, or _Utf8 over either."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None: ...
+
+
 class _Utf8(io.RawIOBase):
     """A text file in another encoding read as UTF-8 bytes (msgspec decodes UTF-8 only)."""
 
-    def __init__(self, raw: BinaryIO, encoding: str) -> None:
-        self._text = io.TextIOWrapper(raw, encoding=encoding)
+    def __init__(self, raw: _Stream, encoding: str) -> None:
+        self._raw = raw
+        self._decoder = codecs.getincrementaldecoder(encoding)()  # the mark (BOM) is read and dropped
 
-    def read(self, size: int = -1) -> bytes:  # type: ignore[override]
-        return self._text.read(size if size is not None and size > 0 else -1).encode("utf-8", "surrogatepass")
+    def read(self, size: int | None = -1, /) -> bytes:
+        """UTF-8 of the text in the next `size` bytes of the file (all of it for -1)."""
+        while True:
+            data = self._raw.read(size if size is not None and size > 0 else -1)
+            text = self._decoder.decode(data, final=not data)  # a character cut at the end waits for more
+            if text or not data:
+                return text.encode("utf-8", "surrogatepass")
 
     def readable(self) -> bool:
         return True
 
     def close(self) -> None:
-        self._text.close()
+        self._raw.close()
         super().close()
 
 
-def _open(path: Path) -> BinaryIO:
+def _open(path: Path) -> _Stream:
     with open(path, "rb") as handle:
         start = handle.read(64)
     if start.startswith(GZIP_MAGIC):
         with gzip.open(path, "rb") as peek:  # the JSON inside may have a byte-order mark too
             encoding, _ = _text_encoding(peek.read(64))
         stream = gzip.open(path, "rb")  # noqa: SIM115 (the caller closes it)
-        return stream if encoding is None else _Utf8(stream, encoding)  # type: ignore[return-value]
+        return stream if encoding is None else _Utf8(stream, encoding)
     encoding, _ = _text_encoding(start)
     if encoding is None:
         return open(path, "rb")
-    return _Utf8(open(path, "rb"), encoding)  # type: ignore[return-value]
+    return _Utf8(open(path, "rb"), encoding)
 
 
 def decode(path: Path, sink: Sink) -> Header:
