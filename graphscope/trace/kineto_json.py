@@ -59,7 +59,7 @@ _FOREIGN = (  # what a file that is neither JSON nor SQLite most likely is, by i
 Number = int | float | str | None  # writers differ (the public ROCm trace writes stream ids as text)
 
 
-class Args(msgspec.Struct):
+class Args(msgspec.Struct, gc=False):
     correlation: Number = None
     device: Number = None
     stream: Number = None
@@ -76,7 +76,7 @@ class Args(msgspec.Struct):
     input_type: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Input type")
 
 
-class Event(msgspec.Struct):
+class Event(msgspec.Struct, gc=False):
     ph: str = ""
     cat: str | None = None
     name: str = ""
