@@ -108,14 +108,15 @@ def load_kineto(path: Path) -> Trace:
 
 
 def _table(columns: Columns, key: str) -> Table:
-    """One table's rows as int64 columns, sorted by start (the first column)."""
+    """One table's rows as int64 columns, sorted by start (the first column): a column at a time from
+    the batches' matrices, which go as the columns come (no whole sorted copy of the table)."""
     names = COLUMNS[key]
-    matrix = columns.rows(key)
-    if not len(matrix):
+    parts, columns.parts[key] = columns.parts[key], []
+    if not parts:
         return Table({n: np.empty(0, np.int64) for n in names})
-    columns.parts[key] = []  # the batches' matrices go as the sorted one comes
-    matrix = matrix[np.argsort(matrix[:, 0], kind="stable")]
-    return Table({n: np.ascontiguousarray(matrix[:, i]) for i, n in enumerate(names)})
+    order = np.argsort(np.concatenate([part[:, 0] for part in parts]), kind="stable")
+    table = {n: np.concatenate([part[:, i] for part in parts])[order] for i, n in enumerate(names)}
+    return Table(table)
 
 
 def _entities(symbols: SymbolTable, *tables: Table) -> tuple[Table, Table, list[np.ndarray]]:

@@ -28,8 +28,8 @@ CHUNK_BYTES = 1 << 18
 """JSON read per batch. Measured, decoding into columns, the peak over the imports: HTA's 109k-event
 eager trace 13 MB in 1 MiB chunks, 7.6 MB in 256 KiB, 6.1 MB in 128 KiB, at the same CPU time (8 MiB
 chunks: 67 MB on the graph-replay trace); at 1.09M events 256 KiB took 2.6 s of CPU, 1 MiB 3.3 s and
-128 KiB 2.7 s (more batches: the per-batch work of the columns). Freed buffers of a MiB or more stay on the heap (glibc raises its
-mmap threshold to the largest block freed), smaller ones do not pile up."""
+128 KiB 2.7 s (more batches: the per-batch work of the columns). Freed buffers of a MiB or more stay
+on the heap (glibc raises its mmap threshold to the largest block freed); smaller ones do not pile up."""
 _BETWEEN = re.compile(rb"\}\s*,\s*\{")
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 GZIP_MAGIC = b"\x1f\x8b"
