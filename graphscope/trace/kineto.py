@@ -55,10 +55,11 @@ def load_kineto(path: Path) -> Trace:
     clamp_durations("nvtx", nvtx.start, nvtx.end, warnings)
     processes, threads, (api_thread, nvtx_thread) = _entities(symbols, api, nvtx)
     tables = {
-        "api": _api(api, processes, api_thread),
-        "nvtx": _nvtx(nvtx, processes, nvtx_thread),
+        "api": _narrowed(_api(api, processes, api_thread)),
+        "nvtx": _narrowed(_nvtx(nvtx, processes, nvtx_thread)),
     }
-    calls = (tables["api"].process, api.correlation)
+    del api, nvtx, api_thread, nvtx_thread  # their pids, tids and int64 ids go before the GPU tables come
+    calls = (tables["api"].process, tables["api"].correlation)
     kernels = _table(columns, "kernels")
     memcpy = _table(columns, "memcpy")
     memset = _table(columns, "memset")
@@ -68,8 +69,10 @@ def load_kineto(path: Path) -> Trace:
     tables["kernels"] = _kernels(kernels, symbols, calls)
     tables["memcpy"] = _copies(memcpy, calls, memset=False)
     tables["memset"] = _copies(memset, calls, memset=True)
-    graph_calls = _graph_nodes(tables, symbols, api)
-    tables = {key: Table(narrow_ids({n: t[n] for n in t.columns if n != "graph_arg"})) for key, t in tables.items()}
+    del kernels, memcpy, memset, table
+    graph_calls = _graph_nodes(tables, symbols, tables["api"])
+    for key in ("kernels", "memcpy", "memset"):
+        tables[key] = _narrowed(tables[key])
     info = ExportInfo(
         path=path,
         size_bytes=path.stat().st_size,
@@ -105,6 +108,11 @@ def load_kineto(path: Path) -> Trace:
     )
     _describe(trace, graph_calls)
     return trace
+
+
+def _narrowed(table: Table) -> Table:
+    """The table as kept: id columns in their narrowest type (`narrow_ids`), the recorded graph id gone."""
+    return Table(narrow_ids({n: table[n] for n in table.columns if n != "graph_arg"}))
 
 
 def _table(columns: Columns, key: str) -> Table:
@@ -207,7 +215,7 @@ def _nvtx(nvtx: Table, processes: Table, thread: np.ndarray) -> Table:
             "end": nvtx.end,
             "event_type": np.full(len(nvtx), NvtxType.PUSH_POP, np.int16),
             "text": nvtx.text.astype(np.int32),
-            "domain": nvtx.domain.astype(np.int64),
+            "domain": nvtx.domain.astype(np.int64, copy=False),
             "color": np.full(len(nvtx), -1, np.int64),
             "shapes": nvtx.shapes.astype(np.int32),  # an operator's input shapes (symbol id), -1 without
             **_cpu_columns(nvtx, processes, thread),
