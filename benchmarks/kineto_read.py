@@ -22,7 +22,8 @@ PYTHONDONTWRITEBYTECODE set and no __pycache__, every round would compile 65 mod
 
 Without TRACE: the three public 105-109k-event traces in tests/data/kineto, and with --stitch also copies
 of HTA's eager trace stitched to 1.09M and 5.0M events (made once under benchmarks/out/kineto/: each copy
-shifted past the one before, its correlation and external ids offset). Results: benchmarks/out/kineto_read.json.
+shifted past the one before, its correlation and external ids offset). Results: benchmarks/out/kineto_read.json
+(each run replaces the entries of the traces it measured and keeps the others).
 """
 
 from __future__ import annotations
@@ -233,7 +234,13 @@ def main() -> None:
         )
         print(line, flush=True)
     OUT.mkdir(exist_ok=True)
-    (OUT / "kineto_read.json").write_text(json.dumps(report, indent=1))
+    results = OUT / "kineto_read.json"  # one file for every trace measured: a run updates its traces' entries
+    try:
+        kept = json.loads(results.read_text())["traces"]
+    except (OSError, ValueError, KeyError):
+        kept = {}
+    report["traces"] = {**kept, **report["traces"]}
+    results.write_text(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":
