@@ -111,7 +111,7 @@ def _named(columns: Columns, key: str, rows: list) -> list[list]:
     return [[text[v] if i in at else v for i, v in enumerate(row)] for row in rows]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_events())
 def test_any_batch_read_by_columns_equals_the_event_by_event_read(events):
     try:
