@@ -7,7 +7,8 @@ plain numbers in range (a missing value, text, an id beyond int64), that column 
 value as before, and where one value cannot be converted at all, that table's events of the batch
 take the event-by-event path (`_row`), which skips the bad event: the reference the fast path must
 agree with (tests/trace/test_kineto_columns.py). Measured on the public graph-replay trace (105,167
-events): the event-by-event conversion alone took 0.31 s of CPU, the columns 0.05 s.
+events, CPU time under load, 3 rounds): the rows event by event 0.18-0.22 s (and 0.07 s more to make
+arrays of their tuples), the columns 0.10-0.16 s, the split by table and the shapes included.
 """
 
 from __future__ import annotations
