@@ -71,8 +71,8 @@ def load_kineto(path: Path) -> Trace:
     tables["memset"] = _copies(memset, calls, memset=True)
     del kernels, memcpy, memset, table
     graph_calls = _graph_nodes(tables, symbols, tables["api"])
-    for key in ("kernels", "memcpy", "memset"):
-        tables[key] = _narrowed(tables[key])
+    for kind in NODE_WORK:  # the GPU tables made here
+        tables[kind.table] = _narrowed(tables[kind.table])
     info = ExportInfo(
         path=path,
         size_bytes=path.stat().st_size,

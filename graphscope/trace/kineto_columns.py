@@ -20,29 +20,32 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.core.events import COPY_DIRECTIONS
+from graphscope.core.events import COPY_DIRECTIONS, Activity
 from graphscope.trace.kineto_json import Args, Event, Number
 from graphscope.trace.tables import KINETO_KEYS
 
 API_CATEGORIES = {"cuda_runtime", "cuda_driver"}
 RANGE_DOMAINS: dict[str | None, int] = {"cpu_op": 1, "user_annotation": 2, "python_function": 3}
 """A range's category, kept as its NVTX domain id (an Nsight export's ranges are domain 0)."""
+GPU = ("start", "end", "device", "stream", "context", "correlation", "node_arg", "graph_arg")
+_GPU_TABLES = {  # the trace-event category of each kind of GPU work, and the columns after GPU's
+    Activity.KERNEL: ("kernel", ("name", "gx", "gy", "gz", "bx", "by", "bz", "regs", "smem")),
+    Activity.MEMCPY: ("gpu_memcpy", ("bytes", "copy_kind")),
+    Activity.MEMSET: ("gpu_memset", ("bytes",)),
+}
 TABLE_OF: dict[str | None, str] = {
     **dict.fromkeys(API_CATEGORIES, "api"),
-    "kernel": "kernels",
-    "gpu_memcpy": "memcpy",
-    "gpu_memset": "memset",
+    **{category: kind.table for kind, (category, _) in _GPU_TABLES.items()},
     **dict.fromkeys(RANGE_DOMAINS, "nvtx"),
 }
-GPU = ("start", "end", "device", "stream", "context", "correlation", "node_arg", "graph_arg")
-COLUMNS = {
+"""The table of each trace-event category graphscope reads (trace/tables.py: KINETO_KEYS)."""
+COLUMNS: dict[str, tuple[str, ...]] = {
     "api": ("start", "end", "name", "correlation", "pid", "tid"),
-    "kernels": (*GPU, "name", "gx", "gy", "gz", "bx", "by", "bz", "regs", "smem"),
-    "memcpy": (*GPU, "bytes", "copy_kind"),
-    "memset": (*GPU, "bytes"),
+    **{kind.table: (*GPU, *more) for kind, (_, more) in _GPU_TABLES.items()},
     "nvtx": ("start", "end", "text", "pid", "tid", "domain", "shapes"),
 }
-_NAMED = {"api", "kernels", "nvtx"}  # copies and memsets keep no name (their kind is in the copy direction)
+"""Each table's row layout as the batches are kept (int64)."""
+_NAMED = {key for key, columns in COLUMNS.items() if {"name", "text"} & set(columns)}  # copies keep no name
 _COPY = re.compile(r"Memcpy (\w+)")
 _COPY_KINDS = {name: kind for kind, name in COPY_DIRECTIONS.items() if kind}
 _NO_ARGS = Args()  # stands for an event without args: every field None, as `e.args and e.args.x` gives

@@ -126,3 +126,9 @@ def test_any_batch_read_by_columns_equals_the_event_by_event_read(events):
         assert _named(columns, key, columns.rows(key).tolist()) == _named(reference, key, rows[key]), key
     if not reference.skipped:  # names interned in file order, whatever path each table took
         assert columns.names == reference.names
+
+
+def test_the_reader_fills_the_tables_trace_tables_marks_as_kinetos():
+    from graphscope.trace.tables import KINETO_KEYS
+
+    assert set(COLUMNS) == set(KINETO_KEYS) == set(TABLE_OF.values())
