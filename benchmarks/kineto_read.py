@@ -18,12 +18,13 @@ ratios.
 graphscope's modules are compiled to bytecode first (`compileall`), as an installed package's are: with
 PYTHONDONTWRITEBYTECODE set and no __pycache__, every round would compile 65 modules (~0.15 s).
 
-    python benchmarks/kineto_read.py [TRACE ...] [--rounds 5] [--stitch] [--hta-python PY] [--no-hta]
+    python benchmarks/kineto_read.py [TRACE ...] [--rounds 5] [--stitched 1.09M] [--stitched 5.0M]
+                                     [--hta-python PY] [--no-hta]
 
-Without TRACE: the three public 105-109k-event traces in tests/data/kineto, and with --stitch also copies
-of HTA's eager trace stitched to 1.09M and 5.0M events (made once under benchmarks/out/kineto/: each copy
-shifted past the one before, its correlation and external ids offset). Results: benchmarks/out/kineto_read.json
-(each run replaces the entries of the traces it measured and keeps the others).
+Without TRACE or --stitched: the three public 105-109k-event traces in tests/data/kineto. --stitched:
+copies of HTA's eager trace stitched to 1.09M or 5.0M events (made once under benchmarks/out/kineto/:
+each copy shifted past the one before, its correlation and external ids offset).
+Results: benchmarks/out/kineto_read.json (a run replaces the entries of the traces it measured).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ OUT = ROOT / "benchmarks" / "out"
 DATA = ROOT / "tests" / "data" / "kineto"
 REAL = ("hta__trace_diff_test_graph_replay", "hta__trace_diff_control_eager", "hta__rank0_of_16_graph_launches")
 EAGER = DATA / "hta__trace_diff_control_eager.json.gz"  # 109,123 events: x10 = 1.09M, x46 = 5.0M
-STITCHED = {10: "eager_x10_1.09M.json.gz", 46: "eager_x46_5.0M.json.gz"}
+SIZES = {10: ("1.09M", "eager_x10_1.09M.json.gz"), 46: ("5.0M", "eager_x46_5.0M.json.gz")}
+STITCHED = {copies: name for copies, (_, name) in SIZES.items()}
 HTA_VENV = Path("/work/venv-hta/bin/python")
 
 HTA = """
@@ -198,7 +200,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("traces", nargs="*", type=Path)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--stitch", action="store_true", help="also the 1.09M- and 5.0M-event stitched traces")
+    parser.add_argument(
+        "--stitched",
+        action="append",
+        choices=[size for size, _ in SIZES.values()],
+        help="a stitched copy of HTA's eager trace (made once if missing); repeatable; without TRACE, only these",
+    )
     parser.add_argument("--hta-python", default=str(HTA_VENV) if HTA_VENV.exists() else None)
     parser.add_argument("--no-hta", action="store_true", help="graphscope and the floor only")
     parser.add_argument("--make-stitched", type=int, choices=sorted(STITCHED), help=argparse.SUPPRESS)
@@ -208,11 +215,11 @@ def main() -> None:
         return
     hta = None if args.no_hta else args.hta_python
     compileall.compile_dir(ROOT / "graphscope", quiet=1)  # as an installed package is (module docstring)
-    traces = args.traces or [DATA / f"{name}.json.gz" for name in REAL]
-    if args.stitch:
-        for copies in STITCHED:  # made in a child, for the reason events_of gives
+    traces = args.traces or ([] if args.stitched else [DATA / f"{name}.json.gz" for name in REAL])
+    for copies, (size, name) in SIZES.items():
+        if size in (args.stitched or []):  # made in a child, for the reason events_of gives
             subprocess.run([sys.executable, __file__, "--make-stitched", str(copies)], check=True)
-            traces.append(OUT / "kineto" / STITCHED[copies])
+            traces.append(OUT / "kineto" / name)
     report = {"hta_python": hta, "machine_load": os.getloadavg(), "traces": {}}
     for path in traces:
         figures = measure(path, args.rounds, hta)
