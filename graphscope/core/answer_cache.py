@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -87,6 +86,8 @@ LAUNCH_MODEL_FILE = "launch_cost.json"  # core/launch_cost.USER_FILE, in the dat
 def _launch_model_stamp() -> str:
     """The user's measured launch-cost model as it is now (a digest of its bytes: a few hundred, so a
     rewrite of the same size within one mtime tick is noticed too), or '' without one."""
+    import hashlib  # loads OpenSSL: only where a cache is used (cache_files.identity)
+
     from graphscope.core.settings import data_dir
 
     try:
@@ -106,6 +107,8 @@ _asked: dict[tuple[str, str], Path] = {}  # (file, question) -> the answer's pat
 
 
 def _answer_path(path: Path, question: dict[str, Any]) -> Path:
+    import hashlib
+
     asked = json.dumps(question, sort_keys=True, default=str)
     made_by = code_version("core", "trace", "analysis", "text", "cli")  # what a summary is computed and written by
     made_by += _launch_model_stamp()  # the user's launch-cost model prices graph launches (core/launch_cost.py)

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 import stat
@@ -36,6 +35,8 @@ class DamagedEntry(ValueError):
 
 def identity(path: Path, version: int | str) -> str:
     """The key of `path`'s content as it is now, with a format version (module docstring)."""
+    import hashlib  # here, not at the top: hashlib loads OpenSSL (3.5 MB), which a --no-cache command never needs
+
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         info = os.fstat(fd)
@@ -55,6 +56,8 @@ def identity(path: Path, version: int | str) -> str:
 
 
 def digest(data: bytes) -> str:
+    import hashlib
+
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
@@ -119,6 +122,8 @@ def read_checked(path: Path) -> str:
 def head_digest(fd: int, size: int) -> str:
     """A digest of a file's size and first 4 KiB (a `.npy` file's header: its dtype, order and shape),
     what a truncation or a garbled header changes; the data after it is checked by its sum."""
+    import hashlib
+
     return hashlib.blake2b(str(size).encode() + os.pread(fd, 4096, 0), digest_size=16).hexdigest()
 
 

@@ -16,199 +16,63 @@ Times become integer nanoseconds (the trace writes microseconds).
 
 from __future__ import annotations
 
-import json
-import re
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 
 from graphscope.core.bounds import clamp_durations
 from graphscope.core.errors import NotAnExportError
-from graphscope.core.events import COPY_DIRECTIONS, NODE_WORK, ApiKind, node_id
+from graphscope.core.events import NODE_WORK, ApiKind, node_id
 from graphscope.core.symbols import SymbolTable, kernel_short_name
 from graphscope.core.table import Table
 from graphscope.trace import kineto_json
-from graphscope.trace.kineto_json import Event
+from graphscope.trace.entities import sorted_distinct
+from graphscope.trace.kineto_columns import API_CATEGORIES, COLUMNS, RANGE_DOMAINS, Columns
 from graphscope.trace.model import ExportInfo, GpuInfo, Trace
 from graphscope.trace.schema import NvtxType, classify_api, narrow_ids
-from graphscope.trace.tables import KINETO_KEYS
 
-API_CATEGORIES = {"cuda_runtime", "cuda_driver"}
-RANGE_DOMAINS = {"cpu_op": 1, "user_annotation": 2, "python_function": 3}
-"""A range's category, kept as its NVTX domain id (an Nsight export's ranges are domain 0)."""
-RANGE_CATEGORIES = set(RANGE_DOMAINS)
-_COPY = re.compile(r"Memcpy (\w+)")
-_COPY_KINDS = {name: kind for kind, name in COPY_DIRECTIONS.items() if kind}
-_GPU = ("start", "end", "device", "stream", "context", "correlation", "node_arg", "graph_arg")
-
-
-class _Columns:
-    """Events of one batch at a time, as lists of plain values per table (the batch's objects go after)."""
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        self.rows: dict[str, list[tuple]] = {key: [] for key in KINETO_KEYS}
-        self.names: dict[str, int] = {}
-        self.shapes: dict[tuple[bytes, bytes], int] = {}
-        self.skipped = 0
-
-    def name(self, text: str) -> int:
-        found = self.names.get(text)
-        if found is None:
-            found = self.names[text] = len(self.names)
-        return found
-
-    def shape(self, args) -> int:
-        """The symbol of an operator's input shapes text (-1: none), decoded once per distinct raw value:
-        a trace repeats a few thousand of them over hundreds of thousands of operators."""
-        key = (bytes(args.input_dims), bytes(args.input_type))
-        found = self.shapes.get(key)
-        if found is None:
-            try:
-                text = _shapes(*(json.loads(raw) if raw else None for raw in key))
-            except (ValueError, RecursionError):  # not JSON a profiler writes: no shapes, the event kept
-                text = None
-            found = self.shapes[key] = -1 if text is None else self.name(text)
-        return found
-
-    def add(self, batch: list[Event]) -> None:
-        rows, name = self.rows, self.name
-        for e in batch:
-            cat = e.cat
-            try:
-                if e.ph == "X":
-                    start = _ns(e.ts)
-                    end = start + _ns(e.dur)  # each below 2**62: their sum fits int64; bounds checked per table
-                    if cat in API_CATEGORIES:
-                        rows["api"].append((start, end, name(e.name), _int(e.args and e.args.correlation), *_cpu(e)))
-                    elif cat == "kernel":
-                        a = e.args
-                        rows["kernels"].append(
-                            (
-                                *_gpu(start, end, a),
-                                name(e.name),
-                                *_dim(a and a.grid),
-                                *_dim(a and a.block),
-                                _int(a and a.registers, 0),
-                                _int(a and a.shared, 0),
-                            )
-                        )
-                    elif cat == "gpu_memcpy":
-                        kind = _COPY.match(e.name)
-                        copy = _COPY_KINDS.get(kind.group(1), 0) if kind else 0
-                        rows["memcpy"].append((*_gpu(start, end, e.args), _int(e.args and e.args.bytes, 0), copy))
-                    elif cat == "gpu_memset":
-                        rows["memset"].append((*_gpu(start, end, e.args), _int(e.args and e.args.bytes, 0)))
-                    elif cat in RANGE_CATEGORIES:
-                        shape = self.shape(e.args) if cat == "cpu_op" and e.args else -1
-                        rows["nvtx"].append((start, end, name(e.name), *_cpu(e), RANGE_DOMAINS[cat], shape))
-            except (TypeError, ValueError, OverflowError):
-                self.skipped += 1
-
-
-def _ns(microseconds: object) -> int:
-    """Microseconds as integer nanoseconds: exactly for the integers older traces write (a float of
-    1.66e18 ns would be 256 ns coarse), rounded for the fractions newer ones write."""
-    if isinstance(microseconds, int) and not isinstance(microseconds, bool):
-        value = microseconds * 1000
-    else:
-        value = round(float(microseconds) * 1000)  # type: ignore[arg-type]
-    if not -(1 << 62) < value < (1 << 62):  # beyond what int64 nanoseconds (and their sums) hold
-        raise OverflowError
-    return value
-
-
-def _shapes(dims: object, types: object) -> str | None:
-    """An operator's inputs as one text ("float[4, 16], float[16, 16], Scalar"): `Input Dims` with
-    `Input type`, which `record_shapes=True` writes; None without them."""
-    if not isinstance(dims, list) or not dims:
-        return None
-    types = types if isinstance(types, list) else []
-    parts = []
-    for i, shape in enumerate(dims):
-        kind = str(types[i]) if i < len(types) and types[i] is not None else ""
-        tensor = not kind[:1].isupper()  # "Scalar", "ScalarList", "TensorList": not one tensor's dtype
-        if not isinstance(shape, list):
-            return None  # not the profiler's layout (a list per input)
-        parts.append(f"{kind}{shape}" if shape or (kind and tensor) else kind or "[]")
-    return ", ".join(parts)
-
-
-def _int(value: object, default: int = -1) -> int:
-    if value is None or isinstance(value, bool):
-        return default
-    number = int(float(value)) if isinstance(value, str | float) else int(value)  # type: ignore[arg-type]
-    return number if -(1 << 62) < number < (1 << 62) else default
-
-
-def _cpu(e: Event) -> tuple[int, int]:
-    return _int(e.pid, 0), _int(e.tid, 0)
-
-
-def _gpu(start: int, end: int, a) -> tuple[int, ...]:
-    return (
-        start,
-        end,
-        _int(a and a.device, 0),
-        _int(a and a.stream, 0),
-        _int(a and a.context, 0),
-        _int(a and a.correlation),
-        _int(a and a.graph_node),  # recorded graph-node id (recent PyTorch), -1 when absent
-        _int(a and a.graph),
-    )
-
-
-def _dim(value: object) -> tuple[int, int, int]:
-    if not isinstance(value, list) or not value:
-        return 0, 0, 0
-    parts = [_int(v, 1) for v in value[:3]] + [1, 1]
-    return parts[0], parts[1], parts[2]
+__all__ = ["API_CATEGORIES", "RANGE_DOMAINS", "load_kineto"]
 
 
 def load_kineto(path: Path) -> Trace:
     """Read a PyTorch-profiler trace (.json, .json.gz, .pt.trace.json.gz)."""
-    columns = _Columns()
+    columns = Columns()
     header = kineto_json.decode(path, columns)
-    if not any(columns.rows.values()):
+    if not any(columns.count(key) for key in COLUMNS):
         raise NotAnExportError(
             f"{path}: trace-event JSON, but not a PyTorch-profiler trace (no CUDA runtime, kernel, copy or "
             "operator events)"
         )
+    present = sorted(key for key in COLUMNS if columns.count(key))
     symbols = SymbolTable(list(columns.names))
     warnings: list[str] = []
     if columns.skipped:
         warnings.append(f"{columns.skipped:,} events with values that are not numbers were left out")
-    api = _table(columns.rows["api"], ("start", "end", "name", "correlation", "pid", "tid"))
-    nvtx = _table(columns.rows["nvtx"], ("start", "end", "text", "pid", "tid", "domain", "shapes"))
+    api = _table(columns, "api")
+    nvtx = _table(columns, "nvtx")
     clamp_durations("api", api.start, api.end, warnings)
     clamp_durations("nvtx", nvtx.start, nvtx.end, warnings)
-    pids = np.unique(np.concatenate([api.pid, nvtx.pid])) if len(api) + len(nvtx) else np.array([0])
-    processes = Table(
-        {
-            "key": pids.astype(np.int64),
-            "pid": pids.astype(np.int64),
-            "name": np.array([symbols.intern(f"pid {p}") for p in pids.tolist()], dtype=np.int32),
-        }
-    )
-    threads, thread_of = _threads(symbols, processes, api, nvtx)
+    processes, threads, (api_thread, nvtx_thread) = _entities(symbols, api, nvtx)
     tables = {
-        "api": _api(api, processes, thread_of),
-        "nvtx": _nvtx(nvtx, processes, thread_of),
+        "api": _narrowed(_api(api, processes, api_thread)),
+        "nvtx": _narrowed(_nvtx(nvtx, processes, nvtx_thread)),
     }
-    calls = (tables["api"].process, api.correlation)
-    kernels = _table(columns.rows["kernels"], (*_GPU, "name", "gx", "gy", "gz", "bx", "by", "bz", "regs", "smem"))
-    memcpy = _table(columns.rows["memcpy"], (*_GPU, "bytes", "copy_kind"))
-    memset = _table(columns.rows["memset"], (*_GPU, "bytes"))
+    del api, nvtx, api_thread, nvtx_thread  # their pids, tids and int64 ids go before the GPU tables come
+    calls = (tables["api"].process, tables["api"].correlation)
+    kernels = _table(columns, "kernels")
+    memcpy = _table(columns, "memcpy")
+    memset = _table(columns, "memset")
     for key, table in (("kernels", kernels), ("memcpy", memcpy), ("memset", memset)):
         clamp_durations(key, table.start, table.end, warnings)
     _check_dimensions(kernels, warnings)
     tables["kernels"] = _kernels(kernels, symbols, calls)
     tables["memcpy"] = _copies(memcpy, calls, memset=False)
     tables["memset"] = _copies(memset, calls, memset=True)
-    graph_calls = _graph_nodes(tables, symbols, api)
-    tables = {key: Table(narrow_ids({n: t[n] for n in t.columns if n != "graph_arg"})) for key, t in tables.items()}
+    del kernels, memcpy, memset, table
+    graph_calls = _graph_nodes(tables, symbols, tables["api"])
+    for kind in NODE_WORK:  # the GPU tables made here
+        tables[kind.table] = _narrowed(tables[kind.table])
     info = ExportInfo(
         path=path,
         size_bytes=path.stat().st_size,
@@ -216,7 +80,7 @@ def load_kineto(path: Path) -> Trace:
         platform="PyTorch profiler (Kineto)" + (" on ROCm" if _is_hip(symbols) else ""),
         layout="kineto",
         capture={k: str(v) for k, v in (header.distributedInfo or {}).items()},
-        tables=sorted(k for k, rows in columns.rows.items() if rows),
+        tables=present,
         warnings=warnings,
     )
     empty_gpu = _empty_gpu()
@@ -246,36 +110,66 @@ def load_kineto(path: Path) -> Trace:
     return trace
 
 
-def _table(rows: list[tuple], names: tuple[str, ...]) -> Table:
-    """Rows as int64 columns, sorted by start (the first column)."""
-    if not rows:
+def _narrowed(table: Table) -> Table:
+    """The table as kept: id columns in their narrowest type (`narrow_ids`), the recorded graph id gone."""
+    return Table(narrow_ids({n: table[n] for n in table.columns if n != "graph_arg"}))
+
+
+def _table(columns: Columns, key: str) -> Table:
+    """One table's rows as int64 columns, sorted by start (the first column): a column at a time from
+    the batches' matrices, which go as the columns come (no whole sorted copy of the table)."""
+    names = COLUMNS[key]
+    parts, columns.parts[key] = columns.parts[key], []
+    if not parts:
         return Table({n: np.empty(0, np.int64) for n in names})
-    matrix = np.array(rows, dtype=np.int64)
-    matrix = matrix[np.argsort(matrix[:, 0], kind="stable")]
-    return Table({n: np.ascontiguousarray(matrix[:, i]) for i, n in enumerate(names)})
+    order = np.argsort(np.concatenate([part[:, 0] for part in parts]), kind="stable")
+    table = {n: np.concatenate([part[:, i] for part in parts])[order] for i, n in enumerate(names)}
+    return Table(table)
 
 
-def _threads(symbols: SymbolTable, processes: Table, *tables: Table) -> tuple[Table, dict]:
-    pairs = sorted({(p, t) for table in tables for p, t in zip(table.pid.tolist(), table.tid.tolist())})
-    pairs = pairs or [(int(processes.pid[0]), 0)]
-    process = np.searchsorted(processes.pid, [p for p, _ in pairs]).astype(np.int32)
-    threads = Table(
+def _entities(symbols: SymbolTable, *tables: Table) -> tuple[Table, Table, list[np.ndarray]]:
+    """The processes and threads of the CPU tables' rows (each distinct pid, each distinct (pid, tid)
+    pair, in order), and each table's rows' thread index: sorted arrays, where a set of pairs and a
+    dict lookup per row took 60 ms of a 73k-row trace."""
+    pid = np.concatenate([table.pid for table in tables])
+    tid = np.concatenate([table.tid for table in tables])
+    index = np.empty(len(pid), np.int32)
+    if len(pid):
+        order = np.lexsort((tid, pid))
+        pid, tid = pid[order], tid[order]
+        first = np.ones(len(pid), bool)
+        first[1:] = (pid[1:] != pid[:-1]) | (tid[1:] != tid[:-1])
+        index[order] = np.cumsum(first) - 1
+        pid, tid = pid[first], tid[first]
+        pids = pid[np.concatenate(([True], pid[1:] != pid[:-1]))]
+    else:
+        pids = np.zeros(1, np.int64)
+        pid, tid = pids, np.zeros(1, np.int64)  # one thread 0 of process 0 stands for none
+    processes = Table(
         {
-            "global_tid": _global_tids(pairs),
-            "tid": np.array([t for _, t in pairs], dtype=np.int64),
-            "process": process,
-            "name": np.array([symbols.intern(f"thread {t}") for _, t in pairs], dtype=np.int32),
+            "key": pids.astype(np.int64),
+            "pid": pids.astype(np.int64),
+            "name": np.array([symbols.intern(f"pid {p}") for p in pids.tolist()], dtype=np.int32),
         }
     )
-    return threads, {pair: i for i, pair in enumerate(pairs)}
+    threads = Table(
+        {
+            "global_tid": _global_tids(pid, tid),
+            "tid": tid.astype(np.int64),
+            "process": np.searchsorted(processes.pid, pid).astype(np.int32),
+            "name": np.array([symbols.intern(f"thread {t}") for t in tid.tolist()], dtype=np.int32),
+        }
+    )
+    bounds = np.cumsum([0, *(len(table) for table in tables)])
+    return processes, threads, [index[low:high] for low, high in pairwise(bounds.tolist())]
 
 
-def _global_tids(pairs: list[tuple[int, int]]) -> np.ndarray:
+def _global_tids(pid: np.ndarray, tid: np.ndarray) -> np.ndarray:
     """Nsight's thread key (pid << 24 | tid) where every pid allows it; else the pair's index, which is
     as unique (a pid of 2**39 or more would overflow int64 shifted)."""
-    if all(0 <= p < (1 << 39) for p, _ in pairs):
-        return np.array([(p << 24) | (t & 0xFFFFFF) for p, t in pairs], dtype=np.int64)
-    return np.arange(len(pairs), dtype=np.int64)
+    if len(pid) and int(pid.min()) >= 0 and int(pid.max()) < (1 << 39):
+        return ((pid.astype(np.int64) << 24) | (tid.astype(np.int64) & 0xFFFFFF)).astype(np.int64)
+    return np.arange(len(pid), dtype=np.int64)
 
 
 def _check_dimensions(kernels: Table, warnings: list[str]) -> None:
@@ -296,12 +190,11 @@ def _check_dimensions(kernels: Table, warnings: list[str]) -> None:
             kernels[name][bad] = 0
 
 
-def _cpu_columns(table: Table, processes: Table, thread_of: dict) -> dict[str, np.ndarray]:
-    thread = np.array([thread_of[pair] for pair in zip(table.pid.tolist(), table.tid.tolist())], dtype=np.int32)
+def _cpu_columns(table: Table, processes: Table, thread: np.ndarray) -> dict[str, np.ndarray]:
     return {"thread": thread, "process": np.searchsorted(processes.pid, table.pid).astype(np.int32)}
 
 
-def _api(api: Table, processes: Table, thread_of: dict) -> Table:
+def _api(api: Table, processes: Table, thread: np.ndarray) -> Table:
     return Table(
         {
             "start": api.start,
@@ -310,22 +203,22 @@ def _api(api: Table, processes: Table, thread_of: dict) -> Table:
             "correlation": api.correlation,
             "name": api.name.astype(np.int32),
             "return_value": np.zeros(len(api), np.int64),
-            **_cpu_columns(api, processes, thread_of),
+            **_cpu_columns(api, processes, thread),
         }
     )
 
 
-def _nvtx(nvtx: Table, processes: Table, thread_of: dict) -> Table:
+def _nvtx(nvtx: Table, processes: Table, thread: np.ndarray) -> Table:
     return Table(
         {
             "start": nvtx.start,
             "end": nvtx.end,
             "event_type": np.full(len(nvtx), NvtxType.PUSH_POP, np.int16),
             "text": nvtx.text.astype(np.int32),
-            "domain": nvtx.domain.astype(np.int64),
+            "domain": nvtx.domain.astype(np.int64, copy=False),
             "color": np.full(len(nvtx), -1, np.int64),
             "shapes": nvtx.shapes.astype(np.int32),  # an operator's input shapes (symbol id), -1 without
-            **_cpu_columns(nvtx, processes, thread_of),
+            **_cpu_columns(nvtx, processes, thread),
         }
     )
 
@@ -356,10 +249,11 @@ def _gpu_columns(table: Table, calls: tuple[np.ndarray, np.ndarray]) -> dict[str
 
 
 def _kernels(k: Table, symbols: SymbolTable, calls: tuple[np.ndarray, np.ndarray]) -> Table:
-    short = {}
-    for full in np.unique(k.name).tolist():
+    names = sorted_distinct(k.name)
+    short = np.zeros(int(names[-1]) + 1 if len(names) else 0, np.int32)  # full name's symbol -> short name's
+    for full in names.tolist():
         short[full] = symbols.intern(kernel_short_name(symbols.name(full)))
-    short_name = np.array([short[n] for n in k.name.tolist()], dtype=np.int32) if len(k) else np.empty(0, np.int32)
+    short_name = short[k.name]
     return Table(
         {
             **_gpu_columns(k, calls),
@@ -388,8 +282,8 @@ def _copies(table: Table, calls: tuple[np.ndarray, np.ndarray], memset: bool) ->
 def _graph_nodes(tables: dict[str, Table], symbols: SymbolTable, api: Table) -> dict[str, int]:
     """Give the work of every graph launch graph-node ids; returns launch counts (with and without work)
     and how many rows without a launching call were given to a replay (`adopted`, see _adopt)."""
-    kinds = np.array([classify_api(symbols.name(int(n))) for n in api.name.tolist()], dtype=np.int8)
-    launches = api.correlation[kinds == ApiKind.GRAPH_LAUNCH]
+    names = [n for n in sorted_distinct(api.name).tolist() if classify_api(symbols.name(n)) == ApiKind.GRAPH_LAUNCH]
+    launches = api.correlation[np.isin(api.name, names)]
     counts = {"graph_launches": len(launches), "empty": 0, "adopted": 0}
     if not len(launches):
         return counts
