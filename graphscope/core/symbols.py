@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from graphscope.core.table import within
-from graphscope.core.text import NAME_LIMIT, elide  # noqa: F401 (NumPy-free, where a kept report is written)
+from graphscope.core.text import NAME_LIMIT as NAME_LIMIT  # NumPy-free, where a kept report is written
+from graphscope.core.text import elide as elide
 
 _API_VERSION_SUFFIX = re.compile(r"_v\d+$")
 
