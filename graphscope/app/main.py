@@ -138,6 +138,10 @@ def run_gui(
     if ranks is not None and captures:
         raise BadInputError(f"{path}: --capture attaches to one replay trace, not a folder of rank traces")
     target = Path(path) if path is not None else demo_trace()
+    if ranks is None:  # the cache's writes wait for the first frame (app/workers.hold_cache_writes; no Qt yet)
+        from graphscope.core import answer_cache
+
+        answer_cache.hold_writes(True)
     early = _start_loading(target) if ranks is None else None  # reading overlaps Qt's start-up (~0.5 s)
     from graphscope.trace.bulk import reader_ready
 

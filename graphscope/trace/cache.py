@@ -252,6 +252,15 @@ def start_held_writes() -> None:
             write_beside(write_all)
 
 
+def start_held_writes_beside() -> None:
+    """Start the writes held until now on one writer thread of this process, in order: the window's, once
+    its first frame is drawn (app/workers.release_cache_writes; a fork of its process froze frames)."""
+    held = _held[:]
+    _held.clear()
+    if held:
+        write_beside(lambda: [work() for work in held])
+
+
 def wait_for_writers(timeout: float = 60.0) -> None:
     """Let the cache writer threads still running finish (the command line calls this before it exits)."""
     for writer in list(_writers):
