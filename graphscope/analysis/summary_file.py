@@ -42,10 +42,14 @@ def summary_of_file(
     if kept is not None:
         return kept
     listed = max(top, KEPT_TOP)
-    # as JSON gives it back: the first answer is the kept one to the byte (tuples, NaN, keys)
-    answer = json.loads(json.dumps(_computed(path, listed, range_text, nvtx, whole, by_nvtx, capture, stacks)))
+    answer = _computed(path, listed, range_text, nvtx, whole, by_nvtx, capture, stacks)
     if question is not None:
-        answer_cache.put(path, question, json.dumps({"listed": listed, "summary": answer}))
+        try:  # as JSON gives it back: the first answer is the kept one to the byte (tuples, NaN, keys)
+            text = json.dumps({"listed": listed, "summary": answer})
+        except (TypeError, ValueError):  # a value JSON cannot hold: answered, not kept
+            return {**answer, "top_kernels": answer["top_kernels"][:top]}
+        answer_cache.put(path, question, text)
+        answer = json.loads(text)["summary"]
     return {**answer, "top_kernels": answer["top_kernels"][:top]}
 
 

@@ -74,7 +74,10 @@ def report_from_sources(
     made = _made(items, scope_a, scope_b, session, title, charts)
     if question is None:
         return made
-    text = json.dumps({"report": made[0], "charts": made[1]})  # as JSON gives it back: kept and first alike
+    try:  # as JSON gives it back: the kept report and the first alike
+        text = json.dumps({"report": made[0], "charts": made[1]})
+    except (TypeError, ValueError):  # a value JSON cannot hold: written, not kept
+        return made
     answer_cache.put(Path(items[0]), question, text)
     found = json.loads(text)
     return found["report"], found["charts"]
