@@ -66,3 +66,19 @@ def test_the_command_answers_another_top_as_a_fresh_process_would(own_cache, tmp
     monkeypatch.undo()
     assert main(["summary", *shown, "--top", "1", "--no-cache", str(path)]) == 0
     assert warm == capsys.readouterr().out
+
+
+@pytest.mark.parametrize("source", ["FORKJOIN", "TORCH_MLP"])
+def test_the_nvtx_table_of_a_summarised_scope_joins_its_kept_summary(own_cache, tmp_path, monkeypatch, source):
+    import tests.conftest as shipped
+
+    path = tmp_path / "f.sqlite"
+    shutil.copy(getattr(shipped, source), path)
+    summary_of_file(path)
+    monkeypatch.setattr(summary_file, "_computed", _no_reading)  # only the NVTX table is computed
+    joined = summary_of_file(path, by_nvtx=True)
+    monkeypatch.undo()
+    monkeypatch.setenv("GRAPHSCOPE_NO_CACHE", "1")
+    fresh = summary_of_file(path, by_nvtx=True)
+    assert json.dumps(joined) == json.dumps(fresh)  # the same keys in the same order, the same values
+    assert "nvtx_ranges" in joined
