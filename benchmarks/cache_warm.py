@@ -6,7 +6,8 @@ Summary questions (each round: the cache emptied, then):
 - summary, cold: `summary --json` with the cache empty (reads the file; writes the entry once it answered)
 - warm, same question: `summary --json` again (the kept answer)
 - warm, --top 11: another question of the same analysis (the kept summary, analysis/summary_file.py)
-- warm, --by-nvtx: another analysis of the cached columns (memory-mapped; the analysis recomputed)
+- warm, --by-nvtx: the NVTX table, which needs the launch analysis of the cached columns (memory-mapped),
+  joined to the kept summary
 - warm, report F: a question that needs columns the summary did not read (the kernels' launch
   configuration: read from the file, then added to the entry)
 - summary, --no-cache: the path without the cache
@@ -117,7 +118,7 @@ def summary_rounds(path: Path, scratch: Path, rounds: int) -> dict[str, dict[str
         "summary, cold (cache emptied first)": summary,
         "warm, same question (kept answer)": summary,
         "warm, --top 11 (text)": [*gs, "summary", "--top", "11", str(path)],
-        "warm, --by-nvtx (another analysis)": [*summary, "--by-nvtx"],
+        "warm, --by-nvtx (analysis + kept summary)": [*summary, "--by-nvtx"],
         "warm, report F (+ launch configuration)": [*gs, "report", str(path), "-o", str(scratch / "r.json")],
         "summary, --no-cache": [*summary, "--no-cache"],
     }
