@@ -119,7 +119,7 @@ def _with_nvtx_table(path: Path, summary: dict[str, Any]) -> dict[str, Any]:
 
     trace = load_trace(path)
     table = nvtx_table(trace, analysed.analyze(trace))
-    later = {k: summary[k] for k in ("capture_attribution", "conditionals_in_trace") if k in summary}
+    later: dict[str, Any] = {k: summary[k] for k in ("capture_attribution", "conditionals_in_trace") if k in summary}
     return {**{k: v for k, v in summary.items() if k not in later}, "nvtx_ranges": table, **later}
 
 
