@@ -138,6 +138,10 @@ def run_gui(
     if ranks is not None and captures:
         raise BadInputError(f"{path}: --capture attaches to one replay trace, not a folder of rank traces")
     target = Path(path) if path is not None else demo_trace()
+    if ranks is None:  # the cache's writes wait for the first frame (app/workers.hold_cache_writes; no Qt yet)
+        from graphscope.core import answer_cache
+
+        answer_cache.hold_writes(True)
     early = _start_loading(target) if ranks is None else None  # reading overlaps Qt's start-up (~0.5 s)
     from graphscope.trace.bulk import reader_ready
 
@@ -147,7 +151,12 @@ def run_gui(
     from PySide6.QtWidgets import QApplication
 
     from graphscope.app.main_window import MainWindow
-    from graphscope.app.workers import collect_garbage_on_gui_thread, hand_the_interpreter_over_quickly, wait_for_tasks
+    from graphscope.app.workers import (
+        collect_garbage_on_gui_thread,
+        hand_the_interpreter_over_quickly,
+        release_cache_writes,
+        wait_for_tasks,
+    )
     from graphscope.core.settings import asset_path
 
     if screenshot is not None:  # the offscreen plugin's notices ("no propagateSizeHints") are noise here
@@ -210,6 +219,7 @@ def run_gui(
     app.exec()
     window.cancel_loading()  # background reads end before Qt objects go away
     wait_for_tasks(30_000)
+    release_cache_writes()  # a window closed before its first frame: what it read is still kept
     return outcome["status"]
 
 

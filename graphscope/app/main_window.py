@@ -45,7 +45,7 @@ from graphscope.app.stats_panel import StatsPanel
 from graphscope.app.step_strip import StepStripWidget
 from graphscope.app.timeline import TimelineView
 from graphscope.app.tune_panel import TunePanel
-from graphscope.app.workers import Task, start_behind
+from graphscope.app.workers import Task, hold_cache_writes, release_cache_writes, start_behind
 from graphscope.core.progress import CancelToken, ProgressCallback
 from graphscope.graph.edges import edge_fields
 from graphscope.graph.model import Dag
@@ -153,6 +153,7 @@ class MainWindow(QMainWindow, OtherWindows, AttachCapture):
         self.timeline.scope_requested.connect(self.set_scope)
         if os.environ.get(FIRST_FRAME_ENV):  # benchmarks time a fresh process to its first frame
             self.timeline.first_frame.connect(lambda: print("graphscope: first frame", file=sys.stderr, flush=True))
+        self.timeline.first_frame.connect(release_cache_writes)  # held while a file opens (open_path)
         self.stats.identities_chosen.connect(self._on_identities)
         self.stats.instance_requested.connect(self.show_next_instance)
         self.stats.rows_described.connect(self._on_rows_described)
@@ -323,6 +324,7 @@ class MainWindow(QMainWindow, OtherWindows, AttachCapture):
         `window_start`: for a file too large to hold whole, where the window to read begins.
         """
         self.cancel_loading()
+        hold_cache_writes()  # until the first frame (or the load's end without one)
         if early is not None:
             self.task = Task(lambda progress, cancel: early.result())
         else:
@@ -330,9 +332,14 @@ class MainWindow(QMainWindow, OtherWindows, AttachCapture):
         self.task.signals.progressed.connect(self._on_progress)
         self.task.signals.finished.connect(lambda document, p=Path(path): self._on_loaded(p, document))
         self.task.signals.failed.connect(lambda message, p=Path(path): self._on_failed(p, message))
-        self.task.signals.cancelled.connect(lambda: self._set_busy(False, "loading cancelled"))
+        self.task.signals.cancelled.connect(self._on_cancelled)
         self._set_busy(True, f"opening {path}")
         start_behind(self.task)
+
+    def _on_cancelled(self) -> None:
+        if self.task is None or self.task.token.cancelled:  # not a newer open's: its writes stay held
+            release_cache_writes()
+        self._set_busy(False, "loading cancelled")
 
     def cancel_loading(self) -> None:
         for task in (self.task, self.preload, self.attach_task):
@@ -486,6 +493,7 @@ class MainWindow(QMainWindow, OtherWindows, AttachCapture):
 
     def _on_failed(self, path: Path, message: str) -> None:
         self.task = None
+        release_cache_writes()  # no first frame comes
         self.pending_captures = None  # asked for with the file that failed, not for the next one
         self._set_busy(False, f"could not open {path.name}")
         self.load_failed.emit(message)

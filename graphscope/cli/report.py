@@ -35,9 +35,8 @@ def add(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from graphscope.core.errors import BadInputError
     from graphscope.ranks.job import TRACE_SUFFIXES
-    from graphscope.report.compare import headline
     from graphscope.report.compose import report_from_sources
-    from graphscope.report.formats import FORMATS, write_report
+    from graphscope.report.formats import FORMATS, headline, write_report
 
     if args.output.suffix.lower() not in FORMATS:
         raise BadInputError(f"{args.output}: a report is .html, .md, .json or .csv")

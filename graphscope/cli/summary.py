@@ -92,21 +92,9 @@ def _summary_of_ranks(paths: list[Path], args: argparse.Namespace) -> int:
 
 
 def _question(path: Path, args: argparse.Namespace) -> dict[str, Any] | None:
-    """What a summary's answer depends on, file aside; None where it cannot be kept (a file that is not
-    there, say, which the reader then names)."""
-    try:
-        capture = None
-        if args.capture is not None:
-            from graphscope.analysis.attribution_files import capture_files
+    """What a summary's answer depends on, file aside (analysis/summary_file.py), and how it is shown;
+    None where it cannot be kept (a file that is not there, say, which the reader then names)."""
+    from graphscope.analysis.summary_file import summary_question
 
-            capture = [answer_cache.file_key(found, "capture") for found in capture_files(args.capture)]
-        if not path.is_file():
-            return None
-    except OSError:
-        return None
-    from graphscope.core.paths import sidecar_of  # counts graphscope left beside the trace it wrote
-
-    sidecar = sidecar_of(path)
-    counted = answer_cache.file_key(sidecar, "conditionals") if sidecar.is_file() else None
-    keys = ("json", "top", "range", "nvtx", "whole_trace", "by_nvtx", "stacks")
-    return {"command": "summary", **{k: getattr(args, k, None) for k in keys}, "capture": capture, "counted": counted}
+    asked = summary_question(path, args.range, args.nvtx, args.whole_trace, args.by_nvtx, args.capture, args.stacks)
+    return None if asked is None else {**asked, "command": "summary", "json": args.json, "top": args.top}

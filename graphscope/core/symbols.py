@@ -8,17 +8,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from graphscope.core.table import within
+from graphscope.core.text import NAME_LIMIT as NAME_LIMIT  # NumPy-free, where a kept report is written
+from graphscope.core.text import elide as elide
 
 _API_VERSION_SUFFIX = re.compile(r"_v\d+$")
-NAME_LIMIT = 1024
-"""Longest name a report or a DAG document carries in full (templated C++ names run to a few KiB)."""
-
-
-def elide(text: str, limit: int = NAME_LIMIT) -> str:
-    """`text` cut to `limit` characters with an ellipsis and the number left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
 
 
 class SymbolTable:

@@ -68,3 +68,14 @@ def printable_tree(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [printable_tree(v) for v in value]
     return value
+
+
+NAME_LIMIT = 1024
+"""Longest name a report or a DAG document carries in full (templated C++ names run to a few KiB)."""
+
+
+def elide(text: str, limit: int = NAME_LIMIT) -> str:
+    """`text` cut to `limit` characters with an ellipsis and the number left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters]"

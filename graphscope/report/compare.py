@@ -27,6 +27,7 @@ import numpy as np
 from graphscope.core.rules import judge_gain
 from graphscope.core.stats import comparable, describe, speedup
 from graphscope.core.units import format_ns
+from graphscope.report.formats import headline  # noqa: F401 (the report's headline, beside its making)
 from graphscope.report.sides import METRICS, KernelRow, Side
 from graphscope.text.anatomy import anatomy_tables
 
@@ -112,14 +113,6 @@ def _comparison(a: Side, b: Side) -> dict[str, Any]:
     return {"metrics": metrics, "verdicts": _verdicts(a, b, metrics)}
 
 
-VERDICT_ORDER = ("traced", "gain", "launch_overhead")  # how every format heads a report
-
-
-def headline(report: dict[str, Any]) -> list[str]:
-    """The verdicts a report opens with, warnings first (a one-sided report: its side's verdict)."""
-    verdicts = (report.get("comparison") or {}).get("verdicts", {})
-    found = [verdicts[k] for k in VERDICT_ORDER if k in verdicts]
-    return found or [v for v in [report["a"].get("verdict")] if v]
 
 
 def traced_differently(a: Side, b: Side) -> str | None:

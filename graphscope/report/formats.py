@@ -14,10 +14,8 @@ from typing import Any
 from graphscope.core.errors import BadInputError
 from graphscope.core.paths import write_replacing
 from graphscope.core.rules import plural
-from graphscope.core.symbols import elide
+from graphscope.core.text import elide
 from graphscope.core.units import format_ns
-from graphscope.report import svg
-from graphscope.report.compare import headline
 
 FORMATS = (".html", ".md", ".json", ".csv")
 TABLE_NAME = 48  # characters of a kernel name in a table cell (the full name: HTML tooltip, JSON, CSV)
@@ -31,6 +29,16 @@ METRIC_NAMES = {
     "replay_ns": "GPU time per graph replay",
 }
 STATUS_COLOURS = {"added": "#1e7b34", "removed": "#b3261e", "changed": "#b36b00", "same": "#555", "": "#555"}
+
+
+VERDICT_ORDER = ("traced", "gain", "launch_overhead")  # how every format heads a report
+
+
+def headline(report: dict[str, Any]) -> list[str]:
+    """The verdicts a report opens with, warnings first (a one-sided report: its side's verdict)."""
+    verdicts = (report.get("comparison") or {}).get("verdicts", {})
+    found = [verdicts[k] for k in VERDICT_ORDER if k in verdicts]
+    return found or [v for v in [report["a"].get("verdict")] if v]
 
 
 def write_report(report: dict[str, Any], path: Path, charts: dict[str, str] | None = None) -> None:
@@ -238,6 +246,8 @@ def to_csv(report: dict[str, Any]) -> str:
 
 def charts_for(report: dict[str, Any], sides: tuple) -> dict[str, str]:
     """SVG charts from the sides (their samples are not in the JSON report)."""
+    from graphscope.report import svg  # NumPy: a kept report is written without it (report/compose.py)
+
     a, b = sides
     labels = (a.label, b.label if b is not None else None)
     spans = [s.excerpt["end_ns"] - s.excerpt["start_ns"] for s in (a, b) if s is not None and s.excerpt]

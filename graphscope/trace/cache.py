@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -104,12 +104,12 @@ def save_array(where: Path, array: np.ndarray) -> dict[str, Any]:
     return record
 
 
-def load_array(where: Path, record: dict[str, Any], mode: str = "r") -> np.ndarray:
+def load_array(where: Path, record: dict[str, Any], mode: Literal["r", "c"] = "r") -> np.ndarray:
     """A `.npy` file written by `save_array`, memory-mapped (`mode` "r" or copy-on-write "c"), verified
     against its record: a symlink, another size, a changed header, an object dtype or
     another sum of its data raise DamagedEntry."""
     fd = open_regular(where)
-    with os.fdopen(fd, "rb") as file:
+    with os.fdopen(fd, "rb", buffering=0) as file:  # a header's few reads; the data is mapped
         size = os.fstat(fd).st_size
         if size != record["size"] or head_digest(fd, size) != record["head"]:
             raise DamagedEntry(f"{where}: changed since it was written")
@@ -199,9 +199,8 @@ def save(trace: Trace, readers: dict[str, dict[str, Any]]) -> Path | None:
 
 def save_in_background(trace: Trace, readers: dict[str, dict[str, Any]]) -> None:
     """`save` of the columns the trace holds now, beside the caller's work (`_write_later`)."""
-    snapshot = dataclasses.replace(
-        trace, **{key: Table(dict(table.arrays)) for key, table in trace.tables().items()}
-    )
+    tables: dict[str, Any] = {key: Table(dict(table.arrays)) for key, table in trace.tables().items()}
+    snapshot = dataclasses.replace(trace, **tables)
     if writes_held():  # written once the command is done: the columns then must be the ones read (the analysis
         # never writes them: a warm open maps them read-only)
         for table in snapshot.tables().values():
@@ -251,6 +250,15 @@ def start_held_writes() -> None:
 
         if not detached(write_all):
             write_beside(write_all)
+
+
+def start_held_writes_beside() -> None:
+    """Start the writes held until now on one writer thread of this process, in order: the window's, once
+    its first frame is drawn (app/workers.release_cache_writes; a fork of its process froze frames)."""
+    held = _held[:]
+    _held.clear()
+    if held:
+        write_beside(lambda: [work() for work in held])
 
 
 def wait_for_writers(timeout: float = 60.0) -> None:
@@ -322,7 +330,7 @@ class Entry:
             raise ValueError("another cache version")
         os.utime(path / "manifest.json", follow_symlinks=False)  # least recently used: this one was just used
 
-    def _array(self, name: str, mode: str = "r") -> np.ndarray:
+    def _array(self, name: str, mode: Literal["r", "c"] = "r") -> np.ndarray:
         record = self.manifest["files"].get(name)
         if record is None:
             raise DamagedEntry(f"{self.path}: {name} is not in the manifest")

@@ -48,7 +48,7 @@ def _tables(db: ExportDatabase) -> dict[str, str]:
 
 
 def _start_at(db: ExportDatabase, table: str, rowid: int, last: bool = False) -> int | None:
-    alias, start = db.rowid_alias(table), quoted(db.column(table, "start"))
+    alias, start = db.rowid_alias(table), quoted(db.column(table, "start") or "start")  # `_tables`: it has one
     order, compare = ("DESC", "<=") if last else ("", ">=")
     rows = db.query(
         f"SELECT {start} FROM {quoted(table)} WHERE {alias} {compare} ? ORDER BY {alias} {order} LIMIT 1", (rowid,)
@@ -92,15 +92,16 @@ def plan_window(db: ExportDatabase, max_events: int, start: int | None = None) -
     total = sum(counts.values())
     if not total or (total <= max_events and start is None):
         return None
-    firsts, lasts = [], []
+    firsts: list[int | None] = []
+    lasts: list[int | None] = []
     for table in tables.values():
-        bounds = _bounds(db, table)
-        if bounds is not None:
-            firsts.append(_start_at(db, table, bounds[0]))
-            lasts.append(_start_at(db, table, bounds[1], last=True))
+        rowids = _bounds(db, table)
+        if rowids is not None:
+            firsts.append(_start_at(db, table, rowids[0]))
+            lasts.append(_start_at(db, table, rowids[1], last=True))
     first, last = min(v for v in firsts if v is not None), max(v for v in lasts if v is not None)
     begin = first if start is None else max(first, min(int(start), last))
-    biggest = max(counts, key=counts.get)  # its rows stand for the time the others are read to
+    biggest = max(counts, key=lambda key: counts[key])  # its rows stand for the time the others are read to
     table = tables[biggest]
     share = max_events * counts[biggest] / total
     row = rowid_at(db, table, begin) + int(share)

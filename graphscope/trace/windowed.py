@@ -45,7 +45,8 @@ class WindowedExport:
         try:
             self.parts = describe_export(self._db)
             planned = consecutive_windows(self._db, events_per_window)
-            self.windows, self.rows = planned if planned is not None else (None, {})
+            self.windows: list[dict[str, tuple[int, int]]] | None = planned[0] if planned is not None else None
+            self.rows: dict[str, int] = planned[1] if planned is not None else {}
         except BaseException:
             self._db.close()
             raise
