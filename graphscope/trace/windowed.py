@@ -4,9 +4,9 @@ damaged rows neutralised, rows sorted), and is let go before the next one is rea
 window, not the file.
 
 Reads are lean (`sqlite3` on one thread, `bulk.read_tables`): loading connectorx adds 16 MB resident (its
-compiled module is 180 MB on disk) to a process that holds a few MB of events at a time. The description and strings are read
-once (each window's small tables, GPUs and streams, with it); NVTX ranges (read whole, as in any window
-of the reader) come with the first window.
+compiled module is 180 MB on disk) to a process that holds a few MB of events at a time. The description
+and strings are read once (each window's small tables, GPUs and streams, with it); NVTX ranges (read
+whole, as in any window of the reader) come with the first window.
 """
 
 from __future__ import annotations
