@@ -43,10 +43,11 @@ def render_ranks(job: dict[str, Any]) -> str:
     engine = job.get("engine", {})
     ranks, steps = job["ranks"], job["steps"]
     world = f" (world size {job['world_size']})" if job.get("world_size") else ""
+    scheduler = engine.get("scheduler", "local")
+    where = "local worker processes" if scheduler == "local" else f"workers of the Dask scheduler at {scheduler}"
     lines = [
-        f"{len(ranks)} ranks of one job{world}, {len(steps)} steps of {job.get('step_name') or '-'}; analysed on "
-        f"Dask ({engine.get('scheduler', 'local')}, {engine.get('workers', '?')} workers) in "
-        f"{engine.get('seconds', 0):.1f} s",
+        f"{len(ranks)} ranks of one job{world}, {len(steps)} steps of {job.get('step_name') or '-'}; analysed by "
+        f"{engine.get('workers', '?')} {where} in {engine.get('seconds', 0):.1f} s",
         "",
         f"Verdict: {job['verdict']}",
     ]
