@@ -61,6 +61,9 @@ if __name__ == "__main__":
         job["skipped"] = []
     else:
         job = analyse_job([folder])
+        from multiprocessing import forkserver
+        if getattr(forkserver, "_forkserver", None) is not None and hasattr(forkserver._forkserver, "_stop"):
+            forkserver._forkserver._stop()  # reaped, so that its workers' CPU counts in this process tree's
     engine = job.pop("engine", None)
     text = json.dumps(job, sort_keys=True)
     print(json.dumps({"digest": hashlib.sha256(text.encode()).hexdigest(), "verdict": job["verdict"][:80],
@@ -116,6 +119,17 @@ def _status_kib(pid: int) -> tuple[int, int]:
     return rss, hwm
 
 
+def _pss_kib(pid: int) -> int:
+    """Proportional set size of a process in KiB (pages shared with its fork server counted once in all)."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def measure(mode: str, folder: Path) -> dict:
     """One fresh process analysing `folder` the `mode` way: wall, CPU of its tree, memory, result digest."""
     env = {**os.environ, "GRAPHSCOPE_NO_CACHE": "1", "PYTHONPATH": str(ROOT)}
@@ -124,16 +138,17 @@ def measure(mode: str, folder: Path) -> dict:
     child = subprocess.Popen([sys.executable, "-c", CODE, mode, str(folder)], cwd=ROOT, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     peaks: dict[int, int] = {}
-    summed = [0]
+    summed = [0, 0]
 
     def sample() -> None:
         while child.poll() is None:
-            total = 0
+            total = pss = 0
             for pid in _tree(child.pid):
                 rss, hwm = _status_kib(pid)
                 total += rss
+                pss += _pss_kib(pid)
                 peaks[pid] = max(peaks.get(pid, 0), hwm)
-            summed[0] = max(summed[0], total)
+            summed[0], summed[1] = max(summed[0], total), max(summed[1], pss)
             time.sleep(0.01)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -146,7 +161,7 @@ def measure(mode: str, folder: Path) -> dict:
         raise SystemExit(f"{mode} {folder}: exit {child.returncode}\n{err[-2000:]}")
     result = json.loads(out.strip().splitlines()[-1])
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall_s": wall, "cpu_s": cpu, "peak_sum_gib": summed[0] / 2**20,
+    return {"wall_s": wall, "cpu_s": cpu, "peak_sum_gib": summed[0] / 2**20, "pss_sum_gib": summed[1] / 2**20,
             "hwm_sum_gib": sum(peaks.values()) / 2**20, "processes": len(peaks), **result}  # fmt: skip
 
 
@@ -184,6 +199,7 @@ def main() -> None:
             **{f"{m}_cpu_s": med(m, "cpu_s") for m in MODES},
             **{f"{m}_peak_sum_gib": med(m, "peak_sum_gib") for m in MODES},
             **{f"{m}_hwm_sum_gib": med(m, "hwm_sum_gib") for m in MODES},
+            **{f"{m}_pss_sum_gib": med(m, "pss_sum_gib") for m in MODES},
             "pool_speedup": ratio("serial", "pool"),
             "job_speedup": ratio("serial", "job"),
             "job_over_pool": ratio("pool", "job"),  # our speed-up / the pool's, round by round
@@ -193,13 +209,15 @@ def main() -> None:
         report["sets"][name] = row
         engine = row["job_engine"]
         print(
-            f"{name:9} serial {row['serial_wall_s']:5.2f} s (cpu {row['serial_cpu_s']:5.2f}) | "
-            f"pool {row['pool_wall_s']:5.2f} s {row['pool_speedup']:.2f}x | job {row['job_wall_s']:5.2f} s "
-            f"{row['job_speedup']:.2f}x ({engine['scheduler']}, {engine['workers']} workers) | "
-            f"job/pool {row['job_over_pool']:.2f} | peak of the tree: serial {row['serial_peak_sum_gib']:.3f} GiB, "
-            f"pool {row['pool_peak_sum_gib'] / row['serial_peak_sum_gib']:.2f}x, "
+            f"{name:8} serial {row['serial_wall_s']:5.2f} s cpu {row['serial_cpu_s']:5.2f} | "
+            f"pool {row['pool_wall_s']:5.2f} s cpu {row['pool_cpu_s']:5.2f} {row['pool_speedup']:.2f}x | "
+            f"job {row['job_wall_s']:5.2f} s cpu {row['job_cpu_s']:5.2f} {row['job_speedup']:.2f}x "
+            f"({engine['scheduler']}, {engine['workers']}) | job/pool {row['job_over_pool']:.2f} | "
+            f"whole-job peak, RSS (PSS): serial {row['serial_peak_sum_gib']:.3f} ({row['serial_pss_sum_gib']:.3f}) "
+            f"GiB, pool {row['pool_peak_sum_gib'] / row['serial_peak_sum_gib']:.2f}x "
+            f"({row['pool_pss_sum_gib'] / row['serial_pss_sum_gib']:.2f}x), "
             f"job {row['job_peak_sum_gib'] / row['serial_peak_sum_gib']:.2f}x "
-            f"(sum of process peaks {row['job_hwm_sum_gib'] / row['serial_hwm_sum_gib']:.2f}x)",
+            f"({row['job_pss_sum_gib'] / row['serial_pss_sum_gib']:.2f}x)",
             flush=True,
         )
     report["load_end"] = os.getloadavg()[0]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from graphscope.core.errors import BadInputError, GraphscopeError, ToolMissingError
-from graphscope.ranks.pool import cores, died, read_in_processes, sigint_held
+from graphscope.ranks.pool import cores, died, read_in_processes, sigint_held, worth_workers
 
 TRACE_SUFFIXES = (".sqlite", ".nsys-rep", ".json", ".json.gz")
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"  # Dask's own clients connect to it when set
@@ -209,7 +209,8 @@ def analyse_job(
     """The job's cross-rank view, with how it was computed (scheduler, workers, seconds). `reader` reads
     one file in a worker (rank_rows; another importable function for tests). Without a scheduler (here
     or in DASK_SCHEDULER_ADDRESS) the files are read by `workers` local processes (default: one per
-    core, at most one per file)."""
+    core, at most one per file; none, the files read here one after another, when their estimated time
+    would not repay starting them: ranks/pool.worth_workers)."""
     skipped: list[str] = []
     files = [str(p) for p in rank_files(items, skipped)]
     started = time.perf_counter()
@@ -218,8 +219,12 @@ def analyse_job(
         rows, engine = _on_dask(scheduler, files, step, reader or rank_rows)
     else:
         count = max(1, min(workers or cores(), len(files)))
-        rows = read_in_processes(files, step, reader or rank_rows, count)
-        engine = {"scheduler": "local", "workers": count}
+        if workers is None and reader is None and not worth_workers(files, count):
+            rows = [row for path in files for row in rank_rows(path, step)]  # small: no worker pays off
+            engine = {"scheduler": "in-process", "workers": 1}
+        else:
+            rows = read_in_processes(files, step, reader or rank_rows, count)
+            engine = {"scheduler": "local", "workers": count}
     result = job_of_rows(rows)
     result["skipped"] = skipped
     result["engine"] = {**engine, "files": len(files), "seconds": time.perf_counter() - started}

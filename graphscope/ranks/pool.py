@@ -28,8 +28,16 @@ RETRIES = 1  # a file whose reading kills its worker is tried on one more worker
 THREADS_ENV = "GRAPHSCOPE_READ_THREADS"  # the SQLite reader's threads (trace/bulk.read_threads)
 PRELOAD = [  # what a worker needs, imported once by the fork server (0.25 s of CPU; a plain pool pays it in each)
     "graphscope.ranks.job", "graphscope.analysis.rank_steps", "graphscope.analysis.summary", "graphscope.ranks.modes",
-    "graphscope.trace.reader", "graphscope.trace.kineto", "connectorx", "pyarrow",
+    "graphscope.trace.reader", "graphscope.trace.kineto",
 ]  # fmt: skip
+SQLITE_PRELOAD = ["connectorx", "pyarrow"]  # 44 MB resident: only for a job with Nsight exports
+JSON = (".json", ".json.gz")
+# CPU seconds a rank file costs to read and reduce, per MB of file (2-core host, warm imports; HTA's 1.8 MB
+# gzipped 109k-event trace 0.55 s, a 1.8 MB H200 Nsight export 0.06-0.10 s, a 112 MB 1M + 1M-row one 1.5 s),
+# plus a fixed cost per file; and what starting the fork server costs (a Python and the readers' imports).
+SECONDS_PER_MB = {".gz": 0.35, ".json": 0.02, ".sqlite": 0.03}
+SECONDS_PER_FILE = 0.03
+START_SECONDS = 0.35
 
 Reader = Callable[[str, str | None], list[dict[str, Any]]]
 
@@ -48,14 +56,48 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def _context() -> Any:
-    """Workers forked from a fork server (a fresh process that imported the readers once), not from this
-    process: once this process has read a trace, connectorx's thread pool lives in it, and a worker
-    forked from it spun forever on the first read (measured: pytest, in-process tests before a job)."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():  # not Linux or macOS
+def worth_workers(paths: list[str], workers: int) -> bool:
+    """Whether reading these files in `workers` processes saves more than starting them costs: the files'
+    estimated serial time (by size and kind) times (1 - 1 / workers) against START_SECONDS. An .nsys-rep
+    (converted by nsys first, seconds each) always is."""
+    if workers < 2 or len(paths) < 2:
+        return False
+    serial = 0.0
+    for path in paths:
+        suffix = os.path.splitext(path)[1].lower()
+        if suffix not in SECONDS_PER_MB:
+            return True
+        try:
+            size = os.path.getsize(path) / 1e6
+        except OSError:
+            size = 0.0
+        serial += SECONDS_PER_FILE + size * SECONDS_PER_MB[suffix]
+    return serial * (1 - 1 / workers) > START_SECONDS
+
+
+def _single_threaded() -> bool:
+    """Whether this process runs one thread only (Linux: /proc/self/task), so that forking it is safe."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def _context(paths: list[str]) -> Any:
+    """Workers forked from this process while it runs one thread (the command line: each worker imports the
+    readers itself, the workers side by side), else from a fork server (a fresh process that imports the
+    readers once): once this process has read a trace, connectorx's thread pool lives in it, and a
+    worker forked from it spun forever on its first read (measured: pytest, in-process tests before a job).
+    The fork server costs its start-up first (0.35 s of CPU), the workers none (measured on 2 cores under
+    load, kineto2: the fork server's job 1.1-1.2x a plain pool's wall at the same CPU)."""
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and _single_threaded():
+        return multiprocessing.get_context("fork")
+    if "forkserver" not in methods:  # not Linux or macOS
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(PRELOAD)  # each missing one is skipped (connectorx, say)
+    sqlite = any(not p.lower().endswith(JSON) for p in paths)
+    context.set_forkserver_preload(PRELOAD + (SQLITE_PRELOAD if sqlite else []))  # a missing one is skipped
     return context
 
 
@@ -101,7 +143,8 @@ class _Worker:
 def read_in_processes(paths: list[str], step: str | None, reader: Reader, workers: int) -> list[dict[str, Any]]:
     """Every file's rows, read by `workers` forked processes (each reading with cores // workers SQLite
     threads, at least one); in the order the files finish."""
-    context = _context()
+    workers = max(1, min(workers, len(paths)))
+    context = _context(paths)
     threads = max(1, cores() // workers)
     todo, tries = deque(paths), Counter[str]()
     rows: list[dict[str, Any]] = []
