@@ -18,6 +18,7 @@ bound, the processes need not peak together), each against the serial loop's. Th
 checked to be identical (the job's `engine` record aside). Results go to benchmarks/out/ranks.json.
 
     python benchmarks/ranks.py [--rounds 5] [--sets nsys2,nsys4,nsys8,kineto2,kineto4,kineto8] [--big]
+    python benchmarks/ranks.py --sets "" --big [--threads 2]   (the job's workers with 2 SQLite threads each)
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ if __name__ == "__main__":
         job = job_of_rows(rows)
         job["skipped"] = []
     else:
+        if os.environ.get("RANKS_BENCH_THREADS"):  # --threads: each worker's SQLite threads (not cores // workers)
+            import graphscope.ranks.pool as pool
+            workers = min(len(os.sched_getaffinity(0)), len(rank_files([folder])))
+            pool.cores = lambda: int(os.environ["RANKS_BENCH_THREADS"]) * workers
         job = analyse_job([folder])
         from multiprocessing import forkserver
         if getattr(forkserver, "_forkserver", None) is not None and hasattr(forkserver._forkserver, "_stop"):
@@ -170,8 +175,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sets", default="nsys2,nsys4,nsys8,kineto2,kineto4,kineto8")
     parser.add_argument("--big", action="store_true", help="also big2,big4,big8 (1M + 1M-row synthetic exports)")
+    parser.add_argument("--threads", type=int, help="the job's workers read SQLite with this many threads each")
     args = parser.parse_args()
-    names = args.sets.split(",") + (["big2", "big4", "big8"] if args.big else [])
+    names = [n for n in args.sets.split(",") if n] + (["big2", "big4", "big8"] if args.big else [])
+    if args.threads:
+        os.environ["RANKS_BENCH_THREADS"] = str(args.threads)
     make_sets(names)
     cores = len(os.sched_getaffinity(0))
     print(f"{cores} cores, load average {os.getloadavg()[0]:.2f} at the start; {args.rounds} rounds", flush=True)
@@ -184,7 +192,7 @@ def main() -> None:
             digests = {m: runs[name][m][-1]["digest"] for m in MODES}
             if len(set(digests.values())) != 1:
                 raise SystemExit(f"{name}: the three results differ: {digests}")
-    report = {"cores": cores, "rounds": args.rounds, "load_end": os.getloadavg()[0], "sets": {}}
+    report = {"cores": cores, "rounds": args.rounds, "threads": args.threads, "sets": {}}
     for name in names:
         r = runs[name]
 
