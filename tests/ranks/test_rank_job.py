@@ -97,7 +97,12 @@ def test_ctrl_c_on_a_rank_job_says_interrupted_in_one_line(tmp_path):
     write_rank_set(tmp_path, world=2, steps=2)
     script = tmp_path / "slow.py"
     script.write_text(
-        "import sys\nif __name__ == '__main__':\n    import graphscope.ranks.job as job\n"
+        "import signal, sys\nif __name__ == '__main__':\n"
+        # as a terminal starts it: Ctrl-C neither blocked nor ignored (a mask or disposition pytest's process
+        # may hold is inherited through Popen; the full suite once timed out here, SIGINT never arriving)
+        "    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
+        "    signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "    import graphscope.ranks.job as job\n"
         "    from tests.ranks.helpers import slow_reader\n    job.rank_rows = slow_reader\n"
         "    from graphscope.cli import main\n"
         f"    sys.exit(main(['summary', {str(tmp_path)!r}, '--workers', '1']))\n"
