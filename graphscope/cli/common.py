@@ -113,9 +113,13 @@ def add_rank_options(p: argparse.ArgumentParser) -> None:
         "--step", metavar="NAME", help="rank traces: the step range to align them by (default ProfilerStep#*)"
     )
     p.add_argument(
-        "--scheduler", metavar="ADDRESS", help="rank traces: a running Dask scheduler (default: a local cluster)"
+        "--scheduler",
+        metavar="ADDRESS",
+        help="rank traces: a running Dask scheduler (default: $DASK_SCHEDULER_ADDRESS, else local worker processes)",
     )
-    p.add_argument("--workers", type=int, metavar="N", help="rank traces: local Dask workers (default: one per core)")
+    p.add_argument(
+        "--workers", type=int, metavar="N", help="rank traces: local worker processes (default: one per core, per file)"
+    )
 
 
 def progress_printer(enabled: bool) -> Callable[[float, str], None]:

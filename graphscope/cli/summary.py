@@ -16,7 +16,7 @@ def add(sub: Any) -> None:
     p = sub.add_parser(
         "summary",
         help="headless summary of one export (.sqlite, .nsys-rep, PyTorch-profiler JSON), or of a job's rank "
-        "traces (several files or a folder) analysed on Dask",
+        "traces (several files or a folder) analysed by worker processes or on Dask",
     )
     p.add_argument("files", nargs="*", metavar="FILE")  # text: Path("") would be the current folder
     add_rank_options(p)
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _summary_of_ranks(paths: list[Path], args: argparse.Namespace) -> int:
-    """A job's rank traces as one: per rank on Dask, then the skew and stragglers across them."""
+    """A job's rank traces as one: per rank in worker processes (or on Dask), then the skew and stragglers."""
     from graphscope.core.errors import BadInputError
     from graphscope.ranks.job import analyse_job
     from graphscope.text.ranks import render_ranks

@@ -1,11 +1,12 @@
-"""A set of rank traces analysed as one job on Dask (`dask.distributed`): a local cluster sized to the
-machine by default, or a running one (`--scheduler ADDRESS`), so a thousand ranks spread over many
-machines. Each task reads one file into columns and returns a small row per rank it holds
+"""A set of rank traces analysed as one job: on this machine by a few worker processes (ranks/pool.py:
+one per core, at most one per file, forked from a process with the readers imported), or on a running Dask scheduler
+(`--scheduler ADDRESS`, or the DASK_SCHEDULER_ADDRESS Dask's own clients follow) whose workers may span
+many machines. Each task reads one file into columns and returns a small row per rank it holds
 (analysis/rank_steps.py; its steps' graph modes, ranks/modes.py), so a worker holds one file at a time;
 the ranks are numbered and checked to be one job (ranks/identity.py) and the job's view is combined
 from them (analysis/rank_skew.py). A file that cannot be read, or whose reading kills its worker twice,
-comes back as its error: the other ranks are analysed all the same. Dask's own logging is silenced for
-the job, and an interrupt closes the cluster quietly (the CLI then says "graphscope: interrupted").
+comes back as its error: the other ranks are analysed all the same. On Dask, Dask's own logging is
+silenced for the job; an interrupt closes the workers quietly (the CLI then says "graphscope: interrupted").
 """
 
 from __future__ import annotations
@@ -13,18 +14,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import signal
 import stat
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from graphscope.core.errors import BadInputError, GraphscopeError, ToolMissingError
+from graphscope.ranks.pool import cores, died, read_in_processes, sigint_held, worth_workers
 
 TRACE_SUFFIXES = (".sqlite", ".nsys-rep", ".json", ".json.gz")
-RETRIES = 1  # a file whose reading kills its worker is tried on one more worker, then named and left out
+SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"  # Dask's own clients connect to it when set
 _DASK_LOGGERS = ("distributed", "dask", "tornado", "asyncio")
 
 
@@ -161,57 +161,26 @@ def quiet_dask() -> Iterator[None]:
             lg.setLevel(level)
 
 
-def client_for(scheduler: str | None, workers: int | None) -> Any:
-    """A Dask client: of the running scheduler at `scheduler`, or of a local cluster of one single-threaded
-    worker process per core (each rank is numpy work that holds the GIL)."""
+def client_for(scheduler: str) -> Any:
+    """A Dask client of the running scheduler at `scheduler`."""
     try:
-        import dask
-        from dask.distributed import Client, LocalCluster
+        from dask.distributed import Client
     except ImportError:
-        raise ToolMissingError("several rank traces are analysed on Dask: pip install -e '.[ranks]'") from None
-    if scheduler:
-        try:
-            return Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError) as exc:
-            raise BadInputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}".splitlines()[0]) from None
-    count = workers or os.cpu_count() or 1
-    with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES}), warnings.catch_warnings():
-        # the scheduler serves HTTP (no dashboard) on 8787 or, taken, another port, and warns of the move
-        warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
-        cluster = LocalCluster(
-            n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None,
-            silence_logs=logging.CRITICAL + 1,
-        )  # fmt: skip
-    return Client(cluster)
-
-
-@contextlib.contextmanager
-def sigint_held() -> Iterator[None]:
-    """SIGINT blocked while the cluster starts: its worker processes and its event-loop thread inherit the
-    blocked mask (across fork and exec, and for workers restarted later), so a Ctrl-C reaches only this
-    process's main thread, which closes them quietly; one pressed meanwhile is delivered on leaving."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        raise ToolMissingError("a Dask scheduler is reached through Dask: pip install -e '.[ranks]'") from None
     try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        return Client(scheduler, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise BadInputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}".splitlines()[0]) from None
 
 
-def _close(client: Any, local: bool) -> None:
-    cluster = getattr(client, "cluster", None)
+def _close(client: Any) -> None:
     with contextlib.suppress(Exception):
         client.close(timeout=5)
-    if cluster is not None and local:
-        with contextlib.suppress(Exception):
-            cluster.close(timeout=5)
 
 
 def _gather(client: Any, paths: list[str], step: str | None, reader: Callable) -> list[dict[str, Any]]:
-    """Every file's rows as they finish; a file whose task failed (its worker killed, RETRIES + 1 times)
-    comes back as one error row naming it."""
+    """Every file's rows as they finish; a file whose task failed (its worker killed as often as the
+    scheduler's `allowed-failures` allows) comes back as one error row naming it."""
     from dask.distributed import as_completed
 
     futures = client.map(reader, paths, step=step, pure=False)
@@ -222,7 +191,7 @@ def _gather(client: Any, paths: list[str], step: str | None, reader: Callable) -
             rows += future.result()
         except Exception as exc:  # the task's own failure, reported for its file
             why = (
-                f"its worker died reading it ({RETRIES + 1} times: killed, out of memory or crashed)"
+                died(None)
                 if type(exc).__name__ == "KilledWorker"
                 else f"{type(exc).__name__}: {exc}".splitlines()[0]
             )
@@ -237,25 +206,44 @@ def analyse_job(
     workers: int | None = None,
     reader: Callable[[str, str | None], list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
-    """The job's cross-rank view, with how it was computed (cluster, workers, seconds). `reader` reads one
-    file in a worker (rank_rows; another importable function for tests)."""
+    """The job's cross-rank view, with how it was computed (scheduler, workers, seconds). `reader` reads
+    one file in a worker (rank_rows; another importable function for tests). Without a scheduler (here
+    or in DASK_SCHEDULER_ADDRESS) the files are read by `workers` local processes (default: one per
+    core, at most one per file; none, the files read here one after another, when their estimated time
+    would not repay starting them: ranks/pool.worth_workers)."""
     skipped: list[str] = []
-    files = rank_files(items, skipped)
+    files = [str(p) for p in rank_files(items, skipped)]
     started = time.perf_counter()
-    client = None
-    with quiet_dask():
-        try:
-            with sigint_held():
-                client = client_for(scheduler, workers)
-            engine = {"scheduler": scheduler or "local", "workers": len(client.scheduler_info()["workers"])}
-            rows = _gather(client, [str(p) for p in files], step, reader or rank_rows)
-        finally:
-            if client is not None:
-                _close(client, scheduler is None)
+    scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
+    if scheduler:
+        rows, engine = _on_dask(scheduler, files, step, reader or rank_rows)
+    else:
+        count = max(1, min(workers or cores(), len(files)))
+        if workers is None and reader is None and not worth_workers(files, count):
+            rows = [row for path in files for row in rank_rows(path, step)]  # small: no worker pays off
+            engine = {"scheduler": "in-process", "workers": 1}
+        else:
+            rows = read_in_processes(files, step, reader or rank_rows, count)
+            engine = {"scheduler": "local", "workers": count}
     result = job_of_rows(rows)
     result["skipped"] = skipped
     result["engine"] = {**engine, "files": len(files), "seconds": time.perf_counter() - started}
     return result
+
+
+def _on_dask(scheduler: str, files: list[str], step: str | None, reader: Callable) -> tuple[list, dict[str, Any]]:
+    """Every file's rows, read by the workers of the running Dask scheduler at `scheduler`."""
+    client = None
+    with quiet_dask():
+        try:
+            with sigint_held():
+                client = client_for(scheduler)
+            engine = {"scheduler": scheduler, "workers": len(client.scheduler_info()["workers"])}
+            rows = _gather(client, files, step, reader)
+        finally:
+            if client is not None:
+                _close(client)
+    return rows, engine
 
 
 def job_of_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -43,10 +43,15 @@ def render_ranks(job: dict[str, Any]) -> str:
     engine = job.get("engine", {})
     ranks, steps = job["ranks"], job["steps"]
     world = f" (world size {job['world_size']})" if job.get("world_size") else ""
+    scheduler = engine.get("scheduler", "local")
+    workers = engine.get("workers", "?")
+    where = {
+        "local": f"by {workers} local worker process{'' if workers == 1 else 'es'}",
+        "in-process": "in one process (small ranks: workers would not repay their start)",
+    }.get(scheduler, f"by {workers} workers of the Dask scheduler at {scheduler}")
     lines = [
-        f"{len(ranks)} ranks of one job{world}, {len(steps)} steps of {job.get('step_name') or '-'}; analysed on "
-        f"Dask ({engine.get('scheduler', 'local')}, {engine.get('workers', '?')} workers) in "
-        f"{engine.get('seconds', 0):.1f} s",
+        f"{len(ranks)} ranks of one job{world}, {len(steps)} steps of {job.get('step_name') or '-'}; analysed "
+        f"{where} in {engine.get('seconds', 0):.1f} s",
         "",
         f"Verdict: {job['verdict']}",
     ]

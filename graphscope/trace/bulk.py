@@ -62,7 +62,11 @@ def small_pages() -> None:
 
 def read_threads() -> int:
     """Threads for reading: one per core this process may run on (users' machines have 8-64; a
-    container or `taskset` may allow fewer than the machine has), at most 32."""
+    container or `taskset` may allow fewer than the machine has), at most 32; GRAPHSCOPE_READ_THREADS
+    where set (a rank job's worker processes, ranks/pool.py, share the cores between them)."""
+    said = os.environ.get("GRAPHSCOPE_READ_THREADS", "")
+    if said.isdigit() and int(said) > 0:
+        return min(32, int(said))
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux

@@ -47,6 +47,23 @@ def slow_reader(path: str, step: str | None = None) -> list[dict[str, Any]]:
     return rank_rows(path, step)
 
 
+def once_dying_reader(path: str, step: str | None = None) -> list[dict[str, Any]]:
+    """rank_rows, except that the first reading of a file named rank1.* kills its worker (a marker file
+    beside it remembers the death): the retry on another worker reads it."""
+    marker = Path(path).with_name(Path(path).name + ".died")
+    if Path(path).name.startswith("rank1.") and not marker.exists():
+        marker.touch()
+        os._exit(1)
+    return rank_rows(path, step)
+
+
+def worker_facts(path: str, step: str | None = None) -> list[dict[str, Any]]:
+    """Not a rank: which process read the file, and with how many SQLite reader threads."""
+    from graphscope.trace.bulk import read_threads
+
+    return [{"path": path, "pid": os.getpid(), "threads": read_threads()}]
+
+
 def graph_ranks(folder: Path, world: int, eager: dict[int, set[int] | None]) -> list[Path]:
     """A generated rank set (tests/synthetic_ranks.py) whose ranks replay each step's compute kernels as
     one CUDA graph: the step's launch calls folded into one `cudaGraphLaunch` whose correlation id the
