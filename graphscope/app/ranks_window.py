@@ -1,5 +1,5 @@
 """The rank overview: a job's rank traces as one (ranks/job.py, run as `graphscope summary FOLDER --json` in
-a child process, so Dask's cluster never lives in the GUI), one row a rank, the lateness chart; a
+a child process, so its worker processes or Dask client never live in the GUI), one row a rank, the lateness chart; a
 double-clicked rank opens its lanes in the main window (only the ranks opened are loaded)."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QAbstractItemView, QLabel, QTableWidget, QTableWid
 from graphscope.core.errors import BadInputError, Cancelled
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.report.ranks_report import lateness_chart, rank_cells
+from graphscope.text.ranks import where_analysed
 
 COLUMNS = ("rank", "median step", "GPU busy in steps", "straggler steps", "graph launches", "launch verdict", "file")
 
@@ -28,7 +29,7 @@ def job_of_folder(
     folder: Path, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None
 ) -> dict[str, Any]:
     """The job's cross-rank view, from `graphscope summary FOLDER --json` in a child process."""
-    progress(0.1, f"analysing the rank traces in {folder.name} on Dask…")
+    progress(0.1, f"analysing the rank traces in {folder.name}…")
     command = [sys.executable, "-m", "graphscope", "summary", str(folder), "--json"]
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while True:
@@ -60,7 +61,7 @@ class RanksWindow(QWidget):
         world = f", world size {job['world_size']}" if job.get("world_size") else ""
         self.header = QLabel(
             f"<b>{len(ranks)} ranks</b>{world}, {len(job['steps'])} steps of {job.get('step_name') or '-'} "
-            f"(Dask: {engine.get('workers', '?')} workers, {engine.get('seconds', 0):.1f} s)<br>"
+            f"(analysed {html.escape(where_analysed(engine))})<br>"
             f"Verdict: {html.escape(job['verdict'])}"
             + "".join(f"<br>left out: {html.escape(problem)}" for problem in job["problems"])
             + "".join(f"<br>skipped: {html.escape(entry)}" for entry in job.get("skipped", []))

@@ -38,20 +38,24 @@ def mode_lines(job: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_ranks(job: dict[str, Any]) -> str:
-    job = printable_tree(job)  # rank files' and ranges' names with their terminal controls escaped
-    engine = job.get("engine", {})
-    ranks, steps = job["ranks"], job["steps"]
-    world = f" (world size {job['world_size']})" if job.get("world_size") else ""
+def where_analysed(engine: dict[str, Any]) -> str:
+    """Where and how long a rank job ran: 'by 2 local worker processes in 1.2 s' (the text and the GUI)."""
     scheduler = engine.get("scheduler", "local")
     workers = engine.get("workers", "?")
     where = {
         "local": f"by {workers} local worker process{'' if workers == 1 else 'es'}",
         "in-process": "in one process (small ranks: workers would not repay their start)",
     }.get(scheduler, f"by {workers} workers of the Dask scheduler at {scheduler}")
+    return f"{where} in {engine.get('seconds', 0):.1f} s"
+
+
+def render_ranks(job: dict[str, Any]) -> str:
+    job = printable_tree(job)  # rank files' and ranges' names with their terminal controls escaped
+    ranks, steps = job["ranks"], job["steps"]
+    world = f" (world size {job['world_size']})" if job.get("world_size") else ""
     lines = [
         f"{len(ranks)} ranks of one job{world}, {len(steps)} steps of {job.get('step_name') or '-'}; analysed "
-        f"{where} in {engine.get('seconds', 0):.1f} s",
+        f"{where_analysed(job.get('engine', {}))}",
         "",
         f"Verdict: {job['verdict']}",
     ]

@@ -1,4 +1,4 @@
-"""The rank overview: a folder of one job's rank traces analysed on Dask in a child process, a row per
+"""The rank overview: a folder of one job's rank traces analysed in a child process, a row per
 rank with the planted straggler named, and a double-clicked rank opening its lanes in the main window."""
 
 from __future__ import annotations
