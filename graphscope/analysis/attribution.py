@@ -20,10 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.core.events import NODE_WORK, Activity, graph_of, index_in_graph
+from graphscope.core.events import NODE_WORK, RANGE_DOMAINS, Activity, graph_of, index_in_graph
 from graphscope.core.frames import is_user_frame  # re-exported: the rule lives in core
 from graphscope.core.symbols import SymbolTable
-from graphscope.trace.kineto import RANGE_DOMAINS
 from graphscope.trace.model import Trace
 
 OPERATOR, FRAME = RANGE_DOMAINS["cpu_op"], RANGE_DOMAINS["python_function"]

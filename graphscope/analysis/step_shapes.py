@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphscope.trace.kineto import RANGE_DOMAINS
+from graphscope.core.events import RANGE_DOMAINS
 from graphscope.trace.model import Trace
 
 OPERATOR = RANGE_DOMAINS["cpu_op"]

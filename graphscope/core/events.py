@@ -172,6 +172,10 @@ def warmup_range(mode: str) -> str:
     return WARMUP_RANGE.format(mode=mode)
 
 
+RANGE_DOMAINS: dict[str | None, int] = {"cpu_op": 1, "user_annotation": 2, "python_function": 3}
+"""A PyTorch-profiler range's category, kept as its NVTX domain id (an Nsight export's ranges are domain 0):
+the Kineto reader writes them, the attribution and the step shapes read operators and frames by them."""
+
 COPY_DIRECTIONS = {  # CUPTI_ACTIVITY_MEMCPY_KIND values: what a copy's copyKind column holds
     0: "unknown",
     1: "HtoD",

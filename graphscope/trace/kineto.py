@@ -23,12 +23,12 @@ import numpy as np
 
 from graphscope.core.bounds import clamp_durations
 from graphscope.core.errors import NotAnExportError
-from graphscope.core.events import NODE_WORK, ApiKind, node_id
+from graphscope.core.events import NODE_WORK, RANGE_DOMAINS, ApiKind, node_id
 from graphscope.core.symbols import SymbolTable, kernel_short_name
 from graphscope.core.table import Table
 from graphscope.trace import kineto_json
 from graphscope.trace.entities import sorted_distinct
-from graphscope.trace.kineto_columns import API_CATEGORIES, COLUMNS, RANGE_DOMAINS, Columns
+from graphscope.trace.kineto_columns import API_CATEGORIES, COLUMNS, Columns
 from graphscope.trace.model import ExportInfo, GpuInfo, Trace
 from graphscope.trace.schema import NvtxType, classify_api, narrow_ids
 

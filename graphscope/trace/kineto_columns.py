@@ -20,13 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from graphscope.core.events import COPY_DIRECTIONS, Activity
+from graphscope.core.events import COPY_DIRECTIONS, RANGE_DOMAINS, Activity
 from graphscope.trace.kineto_json import Args, Event, Number
 from graphscope.trace.tables import KINETO_KEYS
 
 API_CATEGORIES = {"cuda_runtime", "cuda_driver"}
-RANGE_DOMAINS: dict[str | None, int] = {"cpu_op": 1, "user_annotation": 2, "python_function": 3}
-"""A range's category, kept as its NVTX domain id (an Nsight export's ranges are domain 0)."""
 GPU = ("start", "end", "device", "stream", "context", "correlation", "node_arg", "graph_arg")
 _GPU_TABLES = {  # the trace-event category of each kind of GPU work, and the columns after GPU's
     Activity.KERNEL: ("kernel", ("name", "gx", "gy", "gz", "bx", "by", "bz", "regs", "smem")),
