@@ -35,33 +35,15 @@ import time
 from pathlib import Path
 
 from ingest_floor import floor_code
+from ingest_floor import timed as run_timed
 from synthetic_export import OUT, ensure
 
 
 def timed(command: list[str], env: dict[str, str], until: str | None = None) -> dict[str, float]:
     """Wall seconds, CPU seconds (user + system) and peak resident GiB of a fresh process; with `until`,
     until its stderr shows that text (then it is stopped: its CPU is what it spent until then)."""
-    t0 = time.perf_counter()
-    process = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, **env}
-    )
-    seconds = None
-    assert process.stderr is not None
-    if until is not None:
-        for line in process.stderr:
-            if until in line:
-                seconds = time.perf_counter() - t0
-                process.terminate()
-                break
-    else:
-        process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    if until is None and status != 0:
-        raise RuntimeError(f"{' '.join(command[2:5])} failed with status {status}")
-    if until is not None and seconds is None:
-        raise RuntimeError(f"{' '.join(command[2:5])} never printed {until!r}")
-    wall = seconds if seconds is not None else time.perf_counter() - t0
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_gib": usage.ru_maxrss / 1024**2}
+    wall, peak, cpu = run_timed(command, env, until)
+    return {"wall_s": wall, "cpu_s": cpu, "peak_gib": peak}
 
 
 def wait_for_entry(cache_home: Path, limit: float = 600.0) -> None:

@@ -31,6 +31,7 @@ import compileall
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -80,16 +81,17 @@ def timed(
         for line in process.stderr:
             if until in line:
                 seconds = time.perf_counter() - t0
-                process.terminate()
+                os.kill(process.pid, signal.SIGTERM)  # not terminate(): its poll() may reap it before wait4
                 break
     else:
         process.stderr.read()
     _, status, usage = os.wait4(process.pid, 0)
-    seconds = seconds if seconds is not None else time.perf_counter() - t0
+    process.returncode = status  # reaped here, for its resource usage
     if until is None and status != 0:
-        raise RuntimeError(f"{command[:3]} failed with status {status}")
-    if until is not None and seconds is None:
-        raise RuntimeError(f"{command[:3]} never printed {until!r}")
+        raise RuntimeError(f"{' '.join(command[2:5])} failed with status {status}")
+    if until is not None and seconds is None:  # checked before the wall time fills it in
+        raise RuntimeError(f"{' '.join(command[2:5])} never printed {until!r}")
+    seconds = seconds if seconds is not None else time.perf_counter() - t0
     return seconds, usage.ru_maxrss / 1024**2, usage.ru_utime + usage.ru_stime
 
 
