@@ -327,8 +327,13 @@ def _adopt(
     on stream 15 while the captured nodes ran on 13): counted as eager work they made a graph step look half
     eager and the body look unrecorded. They get node ids of a body graph of their own and keep their
     correlation, as Nsight Systems records a body's executions (its own node ids, a correlation id apiece),
-    so the launched graph keeps its captured nodes and its node count whatever a launch's iteration count."""
+    so the launched graph keeps its captured nodes and its node count whatever a launch's iteration count.
+    A stream that also ran eagerly launched work is not a body's: what lost its call there stays eager."""
     by_key = dict(work)
+    eager: set[tuple[int, int]] = set()  # (device, stream) of every row an eager call launched
+    for _, table in work:
+        launched = np.isin(table.correlation, calls) & ~np.isin(table.correlation, list(members))
+        eager.update(zip(table.device[launched].tolist(), table.stream[launched].tolist(), strict=True))
     spans = {}  # launch correlation -> (first start, last end, its devices)
     for correlation, found in members.items():
         if found:
@@ -348,7 +353,8 @@ def _adopt(
         for correlation, (first, last, devices) in spans.items():
             lo, hi = np.searchsorted(starts, first, "left"), np.searchsorted(starts, last, "right")
             for row in orphans[lo:hi].tolist():
-                if int(table.end[row]) <= last and int(table.device[row]) in devices:
+                place = (int(table.device[row]), int(table.stream[row]))
+                if int(table.end[row]) <= last and place[0] in devices and place not in eager:
                     adopted.setdefault(correlation, []).append((int(table.start[row]), key, row))
     return adopted
 

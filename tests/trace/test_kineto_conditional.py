@@ -2,7 +2,7 @@
 correlation 0 on a stream of its own (examples/while_decode.py on an H100, `graphscope run --profile torch`:
 48 body kernels a kernel name over 4 launches, 12 iterations each). Read as the replay's body graph, the
 step is all graph work, the launched graph keeps its 3 nodes and the iterations are all found; work
-without a launching call outside any replay stays eager."""
+without a launching call outside any replay, or on a stream that eager calls launch on, stays eager."""
 
 from __future__ import annotations
 
@@ -13,12 +13,10 @@ import numpy as np
 
 from graphscope.analysis.summary import summarize
 from graphscope.cli import main
-from graphscope.core.events import node_id
 from graphscope.trace import load_trace
 from tests.conftest import DATA
 
 WHILE = DATA / "kineto" / "h100_while_decode_graph.pt.trace.json.gz"
-REPLAY = DATA / "kineto" / "h200_torch_linear_replay.json.gz"
 
 
 def _plain_orphans_inside_replays(path) -> int:
@@ -54,22 +52,25 @@ def test_a_while_body_recorded_without_correlation_is_its_replay_s_body_graph(ca
     assert check["iterations_in_trace"] == check["iterations_ran"] == 48 and not check["shortfall"]
 
 
-def test_work_without_a_launching_call_outside_any_replay_stays_eager(tmp_path):
-    data = json.loads(gzip.decompress(REPLAY.read_bytes()))
+def test_work_without_a_launching_call_outside_a_replay_or_on_an_eager_stream_stays_eager(tmp_path):
+    data = json.loads(gzip.decompress(WHILE.read_bytes()))
     events = data["traceEvents"]
     kernels = [e for e in events if e.get("cat") == "kernel"]
-    replay = max(kernels, key=lambda e: e["ts"])
-    inside = dict(replay, name="body_kernel", ts=replay["ts"] + 0.001, dur=0.001,
-                  args=dict(replay["args"], correlation=0))  # fmt: skip
-    outside = dict(inside, name="stray_kernel", ts=replay["ts"] + 10_000.0)
+    finish = max((e for e in kernels if e["name"] == "finish"), key=lambda e: e["ts"])  # the last replay's end
+    inside = dict(finish, name="body_kernel", ts=finish["ts"] - 0.5, dur=0.1,
+                  args=dict(finish["args"], correlation=0, stream=99))  # fmt: skip
+    outside = dict(inside, name="stray_kernel", ts=finish["ts"] + 10_000.0)
     before = dict(inside, name="early_kernel", ts=min(e["ts"] for e in kernels) - 10_000.0)
-    events.extend([inside, outside, before])
-    path = tmp_path / "replay.json"
+    # inside the replay, but on stream 13, where cupy_fill is launched eagerly: a lost call, not a body
+    lost = dict(inside, name="lost_call_kernel", args=dict(inside["args"], stream=13))
+    events.extend([inside, outside, before, lost])
+    path = tmp_path / "while.json"
     path.write_text(json.dumps(data))
     trace = load_trace(path)
     names = [trace.symbols.name(int(n)) for n in trace.kernels.name.tolist()]
-    node = dict(zip(names, trace.kernels.graph_node.tolist(), strict=True))
-    assert node["stray_kernel"] == -1 and node["early_kernel"] == -1
-    launched = {g >> 32 for n, g in node.items() if n not in ("body_kernel", "stray_kernel", "early_kernel")}
+    node = {n: g for n, g in zip(names, trace.kernels.graph_node.tolist(), strict=True)}
+    assert node["stray_kernel"] == node["early_kernel"] == node["lost_call_kernel"] == -1
+    launched = {node["prefill"] >> 32}
     assert node["body_kernel"] >= 0 and node["body_kernel"] >> 32 not in launched
-    assert node["body_kernel"] == node_id(node["body_kernel"] >> 32, 0)
+    assert node["body_kernel"] >> 32 == node["mix"] >> 32  # the replay's body graph, beside mix and the rest
+    assert int((trace.kernels.graph_node >= 0).sum()) == len(kernels) - 4 + 1  # the 192 and the new body kernel
