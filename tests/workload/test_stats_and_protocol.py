@@ -85,3 +85,43 @@ def test_a_workload_that_imports_a_missing_library_is_told_what_to_install(libra
 
     error = Child()._error(ImportError(f"No module named '{library}'", name=library))
     assert error["kind"] == "missing_library" and hint in error["message"] and library in error["message"]
+
+
+def test_a_request_runs_with_the_cycle_collector_off_and_the_collector_is_back_after_it(monkeypatch):
+    import gc
+
+    from graphscope.workload.child.main import Child
+
+    seen = []
+
+    def hello(self, request):
+        seen.append(gc.isenabled())
+        raise RuntimeError("a workload that fails")
+
+    monkeypatch.setattr(Child, "do_hello", hello)
+    assert gc.isenabled()
+    answer = Child().handle({"command": "hello"})
+    assert seen == [False] and not answer["ok"] and gc.isenabled()  # back on, even after a failure
+
+
+def test_loading_a_workload_leaves_its_objects_out_of_later_collections(monkeypatch):
+    import gc
+
+    from graphscope.workload.child import live
+    from graphscope.workload.child.main import Child
+
+    class Loaded:
+        eager_sites, reference, sizes = [], {}, []
+
+        def __init__(self, path, config, sizes):
+            self.model = [[i] for i in range(1000)]  # what a workload's set-up keeps: tracked containers
+
+    monkeypatch.setattr(live, "LiveWorkload", Loaded)
+    monkeypatch.setattr("graphscope.workload.child.environment.environment", lambda: {})
+    child = Child()
+    try:
+        answer = child.handle({"command": "load", "path": __file__, "config": None})
+        assert answer["ok"], answer
+        assert gc.get_freeze_count() >= 1000
+    finally:
+        gc.unfreeze()
