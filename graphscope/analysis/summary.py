@@ -26,6 +26,7 @@ from graphscope.analysis.steady import launch_account, launch_keys
 from graphscope.analysis.verdict import Waited, steady_verdict
 from graphscope.core.bounds import exact_total
 from graphscope.core.events import NODE_WORK, ApiKind
+from graphscope.core.process import heap_only
 from graphscope.core.stats import median
 from graphscope.core.symbols import elide
 from graphscope.core.table import Table
@@ -93,11 +94,12 @@ def summarize(
     # account; on very large traces one after the other, so that their temporary arrays do not add up
     pool = ThreadPoolExecutor(max_workers=1) if len(trace.kernels) < CONCURRENT_BELOW else None
     try:
-        whole_kernels = None  # the whole trace's kernel table needs no launch analysis
-        if pool and scope is None and analysis is None:
-            whole_kernels = pool.submit(kernel_stats, trace, "short_name")
-        analysis = analyze(trace) if analysis is None else analysis
-        return _summarize(trace, top, analysis, scope, pool, whole_kernels)
+        with heap_only():  # its temporaries reused, not fresh pages (core/process.py)
+            whole_kernels = None  # the whole trace's kernel table needs no launch analysis
+            if pool and scope is None and analysis is None:
+                whole_kernels = pool.submit(kernel_stats, trace, "short_name")
+            analysis = analyze(trace) if analysis is None else analysis
+            return _summarize(trace, top, analysis, scope, pool, whole_kernels)
     finally:
         if pool:
             pool.shutdown()

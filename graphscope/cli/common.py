@@ -145,10 +145,13 @@ def one_shot(command: Command) -> Command:
 
     @functools.wraps(command)
     def run(args: argparse.Namespace) -> int:
+        from graphscope.core.process import ends_after
+
         was_on = gc.isenabled()
         gc.disable()
         try:
-            return command(args)
+            with ends_after():
+                return command(args)
         finally:
             if was_on:
                 gc.enable()

@@ -17,6 +17,7 @@ import numpy as np
 from graphscope.core.bounds import clamp_durations
 from graphscope.core.errors import NotAnExportError, UnsupportedSchemaError
 from graphscope.core.events import CORRELATED
+from graphscope.core.process import heap_only
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.rules import plural
 from graphscope.core.symbols import SymbolTable, elide
@@ -253,56 +254,57 @@ def read_events(
     for read in reads.values():
         info.warnings.extend(w for w in read.warnings if w not in info.warnings)
     raw = {key: reads.pop(key).columns for key in list(reads)}
-    progress(0.9, "linking processes and threads")
+    with heap_only():  # the linking's temporaries: reused, not fresh pages (core/process.py)
+        progress(0.9, "linking processes and threads")
 
-    keep: dict[str, np.ndarray | None] = dict.fromkeys(KEYS)
-    backtrace = raw["api"]["event_class"] == schema.BACKTRACE_EVENT_CLASS
-    info.backtrace_duplicates += int(backtrace.sum())
-    if backtrace.any():
-        keep["api"] = ~backtrace
-        raw["api"] = {name: column[~backtrace] for name, column in raw["api"].items()}
-    _attach_nvtx_text(db, tables["nvtx"], raw["nvtx"], symbols)  # interns strings: ids may grow
-    raw["nvtx"] = schema.narrow_ids(raw["nvtx"])
+        keep: dict[str, np.ndarray | None] = dict.fromkeys(KEYS)
+        backtrace = raw["api"]["event_class"] == schema.BACKTRACE_EVENT_CLASS
+        info.backtrace_duplicates += int(backtrace.sum())
+        if backtrace.any():
+            keep["api"] = ~backtrace
+            raw["api"] = {name: column[~backtrace] for name, column in raw["api"].items()}
+        _attach_nvtx_text(db, tables["nvtx"], raw["nvtx"], symbols)  # interns strings: ids may grow
+        raw["nvtx"] = schema.narrow_ids(raw["nvtx"])
 
-    all_tids = np.concatenate([entities.distinct(raw[k]["global_tid"]) for k in CPU_KEYS])
-    all_pids = np.concatenate([entities.distinct(raw[k]["global_pid"]) for k in GPU_KEYS])
-    process_keys = entities.process_key(np.concatenate([all_tids, all_pids]))
-    processes = entities.build_processes(db, symbols, process_keys, info.warnings)
-    threads = entities.build_threads(db, symbols, all_tids, processes)
+        all_tids = np.concatenate([entities.distinct(raw[k]["global_tid"]) for k in CPU_KEYS])
+        all_pids = np.concatenate([entities.distinct(raw[k]["global_pid"]) for k in GPU_KEYS])
+        process_keys = entities.process_key(np.concatenate([all_tids, all_pids]))
+        processes = entities.build_processes(db, symbols, process_keys, info.warnings)
+        threads = entities.build_threads(db, symbols, all_tids, processes)
 
-    order = {key: _sort_by_start(columns) for key, columns in raw.items()}
-    _check_rows(raw, symbols, info.warnings)
-    result: dict[str, Table] = {}
-    for key in KEYS:
-        columns = raw[key]
-        if key in CPU_KEYS:
-            global_tid = columns.pop("global_tid")
-            columns["thread"] = entities.index_of(threads.global_tid, global_tid)
-            columns["process"] = threads.process[columns["thread"]] if len(global_tid) else np.empty(0, np.int32)
-        else:
-            columns["process"] = entities.process_index(processes.key, columns.pop("global_pid"))
-        for name in columns.keys() & {"process", "thread"}:  # the other ids were narrowed as they were read
-            columns[name] = narrowest(columns[name])
-        later = {n: s for n, s in specs[key].items() if n not in eager[key]}
-        limit = (rowids or {}).get(key)
-        deferred = (
-            _deferred(db.path, key, tables[key], later, keep[key], order[key], info.warnings, limit, symbols)
-            if later
-            else None
+        order = {key: _sort_by_start(columns) for key, columns in raw.items()}
+        _check_rows(raw, symbols, info.warnings)
+        result: dict[str, Table] = {}
+        for key in KEYS:
+            columns = raw[key]
+            if key in CPU_KEYS:
+                global_tid = columns.pop("global_tid")
+                columns["thread"] = entities.index_of(threads.global_tid, global_tid)
+                columns["process"] = threads.process[columns["thread"]] if len(global_tid) else np.empty(0, np.int32)
+            else:
+                columns["process"] = entities.process_index(processes.key, columns.pop("global_pid"))
+            for name in columns.keys() & {"process", "thread"}:  # the other ids were narrowed as they were read
+                columns[name] = narrowest(columns[name])
+            later = {n: s for n, s in specs[key].items() if n not in eager[key]}
+            limit = (rowids or {}).get(key)
+            deferred = (
+                _deferred(db.path, key, tables[key], later, keep[key], order[key], info.warnings, limit, symbols)
+                if later
+                else None
+            )
+            result[key] = Table(columns, deferred)
+
+        trace = Trace(
+            info=info,
+            symbols=symbols,
+            processes=processes,
+            threads=threads,
+            streams=entities.read_streams(db, info.warnings),
+            gpus=entities.read_gpus(db, info.warnings),
+            **result,
         )
-        result[key] = Table(columns, deferred)
-
-    trace = Trace(
-        info=info,
-        symbols=symbols,
-        processes=processes,
-        threads=threads,
-        streams=entities.read_streams(db, info.warnings),
-        gpus=entities.read_gpus(db, info.warnings),
-        **result,
-    )
-    info.graph_trace_mode = metadata.infer_graph_mode(trace)
-    metadata.describe_contents(db, trace)
+        info.graph_trace_mode = metadata.infer_graph_mode(trace)
+        metadata.describe_contents(db, trace)
     return trace, {k: {"table": tables[k], "keep": keep[k], "order": order[k]} for k in KEYS}
 
 
@@ -371,8 +373,10 @@ def _read_strings(db: ExportDatabase, warnings: list[str]) -> SymbolTable:
     if skipped:
         warnings.append(f"StringIds: {skipped} rows without a usable id or text were ignored")
     if cut:
-        warnings.append(f"StringIds: {plural(cut, 'string')} longer than {_MAX_STRING:,} characters "
-            f"{'was' if cut == 1 else 'were'} cut short")
+        warnings.append(
+            f"StringIds: {plural(cut, 'string')} longer than {_MAX_STRING:,} characters "
+            f"{'was' if cut == 1 else 'were'} cut short"
+        )
     if not rows:
         return SymbolTable()
     rows.sort()

@@ -1,0 +1,82 @@
+"""core/process.py's glibc settings: what an analysis sets, what comes back after it, and when it gives back."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from graphscope.core import process
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    seen: list[tuple] = []
+    monkeypatch.setattr(process, "_mallopt", lambda: lambda option, value: seen.append((option, value)) or 1)
+    monkeypatch.setattr(process, "_malloc_trim", lambda: seen.append(("trim",)))
+    for name in [n for n in os.environ if n.startswith("MALLOC_")]:
+        monkeypatch.delenv(name)
+    return seen
+
+
+def test_an_analysis_keeps_large_arrays_in_the_heap_and_restores_glibcs_settings_after(calls):
+    with process.heap_only():
+        assert calls == [(process._M_MMAP_MAX, 0), (process._M_TRIM_THRESHOLD, process._NEVER)]
+    assert calls[2:] == [
+        (process._M_MMAP_MAX, process._MMAP_MAX_DEFAULT),
+        (process._M_TRIM_THRESHOLD, process.KEEP_FREED),
+        ("trim",),  # a window's process gives the free pages back
+    ]
+
+
+def test_nested_and_concurrent_blocks_set_once_and_restore_when_the_last_ends(calls):
+    inner_done = threading.Event()
+
+    def other_thread():
+        with process.heap_only():
+            inner_done.wait(5)
+
+    with process.heap_only():
+        worker = threading.Thread(target=other_thread)
+        worker.start()
+        with process.heap_only():
+            pass
+        inner_done.set()
+        worker.join()
+        assert calls == [(process._M_MMAP_MAX, 0), (process._M_TRIM_THRESHOLD, process._NEVER)]
+    assert calls[-1] == ("trim",) and len(calls) == 5
+
+
+def test_a_process_that_exits_after_answering_does_not_trim(calls):
+    with process.ends_after(), process.heap_only():
+        pass
+    assert ("trim",) not in calls and calls[-1] == (process._M_TRIM_THRESHOLD, process.KEEP_FREED)
+    assert not process._ending  # left as it was found
+
+
+def test_a_users_malloc_setting_wins(calls, monkeypatch):
+    monkeypatch.setenv("MALLOC_MMAP_MAX_", "65536")
+    with process.heap_only():
+        pass
+    assert calls == []
+
+
+def test_an_exception_inside_still_restores(calls):
+    with pytest.raises(ValueError), process.heap_only():
+        raise ValueError("an analysis that fails")
+    assert (process._M_MMAP_MAX, process._MMAP_MAX_DEFAULT) in calls and process._heap_users == 0
+
+
+@pytest.mark.skipif(process._mallopt() is None, reason="not glibc")
+def test_on_glibc_the_settings_are_accepted():
+    import ctypes
+
+    mallopt = ctypes.CDLL(None).mallopt
+    assert mallopt(process._M_MMAP_MAX, 0) == 1 and mallopt(process._M_MMAP_MAX, process._MMAP_MAX_DEFAULT) == 1
+    assert mallopt(process._M_TRIM_THRESHOLD, process._NEVER) == 1
+    assert mallopt(process._M_TRIM_THRESHOLD, process.KEEP_FREED) == 1
+    with process.heap_only():
+        import numpy as np
+
+        assert int(np.ones(40 << 20, np.uint8).sum()) == 40 << 20  # a 40 MiB array from the heap
