@@ -41,6 +41,15 @@ def median(values: np.ndarray, overwrite: bool = False) -> float:
     return upper if len(values) % 2 else (float(picked[:half].max()) + upper) / 2
 
 
+def median_of(values: np.ndarray | list[float]) -> float:
+    """`np.median` of a 1-D array: NaN when it is empty or holds a NaN. NumPy's own asks numpy.ma whether
+    its result is masked, which imports numpy.ma on first use (core/sets.py)."""
+    values = np.asarray(values)
+    if not len(values) or (values.dtype.kind in "fc" and np.isnan(values).any()):
+        return float("nan")
+    return median(values)
+
+
 BOOTSTRAP_MAX = 5_000
 """Above this many samples the median's interval comes from order statistics (distribution-free and
 O(n)) instead of a bootstrap, which would cost RESAMPLES x n picks for no better answer."""

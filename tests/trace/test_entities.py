@@ -6,7 +6,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphscope.trace.entities import distinct, process_index, process_key, sorted_distinct
+from graphscope.core.sets import unique as sorted_distinct
+from graphscope.trace.entities import distinct, process_index, process_key
 
 ids = st.lists(st.integers(-(2**63), 2**63 - 1) | st.integers(0, 5), max_size=300)
 
