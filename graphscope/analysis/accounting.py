@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graphscope.core import sets
 from graphscope.core.table import STEP_ROWS, Table
 from graphscope.trace.model import Trace
 
@@ -159,7 +160,7 @@ class Timeline:
 
 def device_timelines(trace: Trace, work: Table) -> dict[int, Timeline]:
     """One timeline per device ordinal in the work table."""
-    devices = np.unique(work.device) if len(work) else np.empty(0, np.int32)
+    devices = sets.unique(work.device) if len(work) else np.empty(0, np.int32)
     if len(devices) == 1:
         return {int(devices[0]): Timeline.of(trace, work)}
     return {int(d): Timeline.of(trace, work, np.flatnonzero(work.device == d)) for d in devices.tolist()}

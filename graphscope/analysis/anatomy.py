@@ -30,6 +30,7 @@ from graphscope.analysis.capture import capture_marks
 from graphscope.analysis.launch import api_kinds
 from graphscope.analysis.scope import Scope, nvtx_ranges
 from graphscope.analysis.step_shapes import Shapes, shape_causes, step_shapes
+from graphscope.core import sets
 from graphscope.core.events import NODE_WORK, Activity, ApiKind
 from graphscope.core.rules import (
     GRAPH_BODY_SHARE,
@@ -134,7 +135,7 @@ def _busy(work: Table, rows: np.ndarray) -> int:
     """GPU busy time of the marked work, each device's work as a union, summed over devices."""
     return sum(
         intervals.covered_ns(work.start[rows & (work.device == d)], work.end[rows & (work.device == d)])
-        for d in np.unique(work.device[rows]).tolist()
+        for d in sets.unique(work.device[rows]).tolist()
     )
 
 
@@ -251,7 +252,7 @@ def _union(steps: int, step: np.ndarray, start: np.ndarray, end: np.ndarray) -> 
 def _distinct_calls(steps: int, step: np.ndarray, call: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct (step, call) pairs of recorded calls: their steps and calls."""
     known = call >= 0
-    pairs = np.unique(np.stack([step[known].astype(np.int64), call[known]]), axis=1) if known.any() else None
+    pairs = sets.unique_rows(np.stack([step[known].astype(np.int64), call[known]]).T).T if known.any() else None
     if pairs is None:
         return np.empty(0, np.int64), np.empty(0, np.int64)
     return pairs[0], pairs[1]

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from graphscope.core import sets
 from graphscope.core.events import NODE_WORK, RANGE_DOMAINS, Activity, graph_of, index_in_graph
 from graphscope.core.frames import is_user_frame  # re-exported: the rule lives in core
 from graphscope.core.symbols import SymbolTable
@@ -197,7 +198,7 @@ class NodeAttribution:
             self.fields.setdefault(name, np.full(len(self.node), -1, np.int32))
 
     def graphs(self) -> list[int]:
-        return np.unique(graph_of(self.node)).tolist() if len(self.node) else []
+        return sets.unique(graph_of(self.node)).tolist() if len(self.node) else []
 
     def rows_of(self, graph: int) -> np.ndarray:
         """The rows of one graph's nodes, in node-index order."""
@@ -285,7 +286,7 @@ def replayed_nodes(trace: Trace) -> NodeAttribution:
         return NodeAttribution(empty, np.empty(0, np.int8), empty, empty, {})
     node, node_kind, duration, stream = (np.concatenate(c) for c in (ids, kinds, durations, streams))
     unique, first, inverse = np.unique(node, return_index=True, return_inverse=True)  # sorted: graph, then index
-    pairs = np.unique(np.stack([graph_of(node), stream], axis=1), axis=0)
+    pairs = sets.unique_rows(np.stack([graph_of(node), stream], axis=1))
     graphs, per_graph = np.unique(pairs[:, 0], return_counts=True)
     return NodeAttribution(
         node=unique,

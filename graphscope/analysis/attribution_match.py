@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from graphscope.analysis.attribution import Context, NodeAttribution
+from graphscope.core import sets
 from graphscope.core.events import Activity, ApiKind, graph_of
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import classify_api
@@ -84,7 +85,7 @@ def windows(trace: Trace) -> list[Window]:
     kinds = np.array([classify_api(t) for t in texts], dtype=np.int8)[inverse]
     begins = np.array([t.startswith(BEGIN) for t in texts], dtype=bool)[inverse]
     ends = np.array([t.startswith(END) for t in texts], dtype=bool)[inverse]
-    makes_node = np.isin(kinds, [int(k) for k in NODE_CALLS])
+    makes_node = sets.isin(kinds, [int(k) for k in NODE_CALLS])
     context = Context(trace)
     rank = rank_of(trace)
     found = []
@@ -165,7 +166,7 @@ def _block_counts(replay: Trace, nodes: NodeAttribution) -> dict[int, int]:
         * kernels.grid_z[rows].astype(np.int64)
     )
     per_graph = graph_of(unique)
-    return {int(g): int(blocks[per_graph == g].sum()) for g in np.unique(per_graph).tolist()}
+    return {int(g): int(blocks[per_graph == g].sum()) for g in sets.unique(per_graph).tolist()}
 
 
 @dataclass

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphscope.analysis.attribution import Context, NodeAttribution
+from graphscope.core import sets
 from graphscope.core.events import graph_of
 from graphscope.core.symbols import display_api_name
 from graphscope.trace.model import Trace
@@ -57,7 +58,7 @@ def attribute_created(trace: Trace, nodes: NodeAttribution) -> int:
     context = Context(trace)
     first = len(nodes.captures)
     graphs = graph_of(origin[has])
-    for graph in np.unique(graphs).tolist():  # a capture per graph that capture made
+    for graph in sets.unique(graphs).tolist():  # a capture per graph that capture made
         made = rows[has][graphs == graph]
         nodes.captures.append(
             {
@@ -70,11 +71,11 @@ def attribute_created(trace: Trace, nodes: NodeAttribution) -> int:
                 "rank": None,
             }
         )
-    numbers = {g: first + i for i, g in enumerate(np.unique(graphs).tolist())}
+    numbers = {g: first + i for i, g in enumerate(sets.unique(graphs).tolist())}
     calls = _calls_at(api, table.thread[rows[has]], table.start[rows[has]])
     stories: list = [None] * len(has)
     threads, times = table.thread[rows[has]], table.start[rows[has]]
-    for thread in np.unique(threads).tolist():  # one binary search per thread
+    for thread in sets.unique(threads).tolist():  # one binary search per thread
         mine = np.flatnonzero(threads == thread)
         for at, story in zip(mine.tolist(), context.stories(thread, times[mine]), strict=True):
             stories[at] = story
@@ -93,7 +94,7 @@ def attribute_created(trace: Trace, nodes: NodeAttribution) -> int:
 def _calls_at(api, threads: np.ndarray, times: np.ndarray) -> np.ndarray:
     """Per (thread, time), the API row on that thread whose span holds the time (-1: none)."""
     out = np.full(len(times), -1, np.int64)
-    for thread in np.unique(threads).tolist():
+    for thread in sets.unique(threads).tolist():
         mine = np.flatnonzero(threads == thread)
         rows = np.flatnonzero(api.thread == thread)
         if not len(rows):

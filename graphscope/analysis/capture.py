@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphscope.core import sets
 from graphscope.core.events import CAPTURE_BEGIN_PREFIXES, CAPTURE_END_PREFIXES, CAPTURE_RANGES, ApiKind
 from graphscope.core.symbols import SymbolTable
 from graphscope.trace.model import Trace
@@ -29,7 +30,7 @@ from graphscope.trace.schema import NVTX_RANGE_TYPES
 def capture_marks(symbols: SymbolTable, names: np.ndarray) -> np.ndarray:
     """Per API row of `names` (symbol ids): +1 a begin-capture call, -1 an end-capture call, 0 any other."""
     marks = np.zeros(len(names), dtype=np.int8)
-    for symbol in np.unique(names).tolist():
+    for symbol in sets.unique(names).tolist():
         name = symbols.name(int(symbol)) if symbols.valid(np.array([symbol]))[0] else ""
         if name.startswith(CAPTURE_BEGIN_PREFIXES):
             marks[names == symbol] = 1
@@ -65,7 +66,7 @@ def _inside_brackets(
 ) -> np.ndarray:
     """Per call (`starts`, `threads`): is a capture open on its thread when it begins?"""
     inside = np.zeros(len(starts), dtype=bool)
-    for t in np.unique(thread).tolist():  # the few threads that capture
+    for t in sets.unique(thread).tolist():  # the few threads that capture
         mine = thread == t
         order = np.argsort(when[mine], kind="stable")
         at, step = when[mine][order], mark[mine][order].astype(np.int64)
@@ -85,7 +86,7 @@ def _inside_ranges(trace: Trace, starts: np.ndarray, threads: np.ndarray) -> np.
     ids = [i for i in (trace.symbols.lookup(name) for name in CAPTURE_RANGES) if i is not None]
     if not ids or not len(nvtx):
         return inside
-    ranges = np.flatnonzero(np.isin(nvtx.text, ids) & np.isin(nvtx.event_type, NVTX_RANGE_TYPES))
+    ranges = np.flatnonzero(sets.isin(nvtx.text, ids) & sets.isin(nvtx.event_type, NVTX_RANGE_TYPES))
     for r in ranges.tolist():  # a capture range per graph captured: few
         inside |= (threads == nvtx.thread[r]) & (starts >= nvtx.start[r]) & (starts <= nvtx.end[r])
     return inside

@@ -19,6 +19,7 @@ import numpy as np
 from graphscope.analysis.attribution import NO_OPERATOR, NodeAttribution, replayed_nodes
 from graphscope.analysis.attribution_match import Window, match, windows
 from graphscope.analysis.attribution_nsight import attribute_created
+from graphscope.core import sets
 from graphscope.trace.model import Trace
 
 __all__ = ["NO_OPERATOR", "attribute", "attribution", "captures", "hold", "made_by"]
@@ -103,9 +104,9 @@ def _created_graphs(nodes: NodeAttribution, rows: np.ndarray) -> list[dict[str, 
     """The graphs attributed through creation events alone (an Nsight export without a capture trace)."""
     out = []
     for graph in nodes.graphs():
-        mine = np.intersect1d(nodes.rows_of(graph), rows)
+        mine = sets.intersect(nodes.rows_of(graph), rows)
         if len(mine):
-            numbers = np.unique(nodes.fields["capture"][mine])
+            numbers = sets.unique(nodes.fields["capture"][mine])
             only = int(nodes.texts.name(int(numbers[0]))) if len(numbers) == 1 and numbers[0] >= 0 else None
             out.append(
                 {

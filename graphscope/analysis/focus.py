@@ -7,6 +7,7 @@ import numpy as np
 
 from graphscope.analysis.steady import ONE_OFF_FACTOR, ONE_OFF_MIN_NS
 from graphscope.analysis.summary import TraceAnalysis
+from graphscope.core import stats
 from graphscope.trace.model import Trace
 
 FOCUS_SPARSENESS = 0.5  # the first view leaves out stretches under half the trace's average event density
@@ -70,7 +71,7 @@ def _after_one_off_calls(trace: Trace, calls: np.ndarray, call_starts: np.ndarra
     if b - a < 3:
         return low
     took = trace.api.end[calls[a:b]] - trace.api.start[calls[a:b]]
-    median = float(np.median(took))
+    median = float(stats.median_of(took))
     slow = (took > ONE_OFF_FACTOR * median) & (took - median >= ONE_OFF_MIN_NS)
     leading = int(np.argmin(slow)) if not slow.all() else len(slow)  # the slow calls that open the window
     if leading == 0 or b - a - leading < 2:  # none, or nothing steady left after them

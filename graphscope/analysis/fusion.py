@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from graphscope.analysis.anatomy import COLUMNS, Anatomy, changes, mode_counts
+from graphscope.core import sets, stats
 from graphscope.core.launch_cost import LaunchCost, model
 from graphscope.core.rules import MODE_PIECEWISE, STEP_MODES
 
@@ -57,10 +58,10 @@ def latency_per_node(
     where their node counts spread over MIN_NODE_SPREAD nodes or more; else the model's."""
     cost = cost or model()
     step, nodes, latency = found.launch_latency
-    mine = np.isin(step, steps) & (nodes >= 0)
-    counts = np.unique(nodes[mine])
+    mine = sets.isin(step, steps) & (nodes >= 0)
+    counts = sets.unique(nodes[mine])
     if len(counts) >= 2 and counts[-1] - counts[0] >= MIN_NODE_SPREAD:
-        medians = np.array([np.median(latency[mine & (nodes == c)]) for c in counts.tolist()], float)
+        medians = np.array([stats.median_of(latency[mine & (nodes == c)]) for c in counts.tolist()], float)
         slope = float(np.polyfit(counts.astype(float), medians, 1)[0])
         return max(slope, 0.0), f"this trace's graph launches ({len(counts)} node counts, {int(mine.sum())} launches)"
     return float(cost.per_node_ns + cost.per_edge_ns), "the launch-cost model"
@@ -122,13 +123,13 @@ def fusion_json(found: Anatomy, cost: LaunchCost | None = None) -> dict[str, Any
                 "graph_launch_model_ns": round(float(parts["graph_launch_model_ns"][i]), 1),
             }
         )
-    step = float(np.median(parts["step_ns"][piecewise]))
-    predicted = float(np.median(parts["predicted_ns"][piecewise]))
+    step = float(stats.median_of(parts["step_ns"][piecewise]))
+    predicted = float(stats.median_of(parts["predicted_ns"][piecewise]))
     per_node, source = latency_per_node(found, piecewise, cost)
     untraced = None
     model_per_node = cost.per_node_ns + cost.per_edge_ns
     if per_node > TRACED_FACTOR * max(model_per_node, 0.1):  # the trace's launches pay for its tracing
-        untraced = float(np.median(fused(found, cost, model_per_node)["predicted_ns"][piecewise]))
+        untraced = float(stats.median_of(fused(found, cost, model_per_node)["predicted_ns"][piecewise]))
     return {
         "steps": steps,
         "median_step_ns": step,

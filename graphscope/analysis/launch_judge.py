@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from graphscope.core import stats
 from graphscope.core.launch_cost import LaunchCost
 from graphscope.core.launch_cost import model as current_model
 
@@ -82,8 +83,8 @@ def judge(
         gid = int(graphs.graph_id[mine[0]])
         took = call_ns[calls[mine]].astype(np.float64)
         nodes = graphs.nodes[mine]
-        n = float(np.median(nodes)) if (nodes >= 0).all() else None
-        median = float(np.median(took))
+        n = float(stats.median_of(nodes)) if (nodes >= 0).all() else None
+        median = float(stats.median_of(took))
         model = float(cost.launch_ns(n)) if n is not None else None
         entry: dict[str, Any] = {
             "graph": int(gid),
@@ -92,13 +93,13 @@ def judge(
             "median_call_ns": median,
             "first_call_ns": float(took[0]),
             "model_ns": model,
-            "median_first_node_ns": float(np.median(graphs.start[mine] - call_start[calls[mine]])),
-            "median_replay_ns": float(np.median(graphs.end[mine] - graphs.start[mine])),
+            "median_first_node_ns": float(stats.median_of(graphs.start[mine] - call_start[calls[mine]])),
+            "median_replay_ns": float(stats.median_of(graphs.end[mine] - graphs.start[mine])),
             "paid": [],
             "split_saving_ns": None if n is None or n < 2 else round(split_saving_ns(cost, n), 1),
         }
         slow = model is not None and median > max(SLOW_FACTOR * model, model + SLOW_MIN_NS)
-        if len(mine) > 1 and took[0] > FIRST_FACTOR * float(np.median(took[1:])) and took[0] > SLOW_MIN_NS:
+        if len(mine) > 1 and took[0] > FIRST_FACTOR * float(stats.median_of(took[1:])) and took[0] > SLOW_MIN_NS:
             fit = _term(cost, "first_no_upload")
             priced = f"; the model's first launch without upload: {_line(fit, n) / 1000:.1f} us" if fit and n else ""
             first = f"a first launch: {took[0] / 1000:.1f} us against {median / 1000:.1f} us after{priced}"

@@ -15,6 +15,7 @@ import numpy as np
 from graphscope.analysis.scope import Scope, nvtx_ranges, scoped_rows
 from graphscope.analysis.steady import launch_account
 from graphscope.analysis.summary import TraceAnalysis
+from graphscope.core import stats
 from graphscope.core.bounds import exact_total
 from graphscope.core.symbols import elide
 from graphscope.trace.model import Trace
@@ -42,7 +43,7 @@ def nvtx_table(trace: Trace, analysis: TraceAnalysis, limit: int = MAX_NAMES) ->
                 "name": elide(scope.label),
                 "instances": int(mine.sum()),
                 "start_ns": int(starts[mine][0] - trace.span()[0]),
-                "median_duration_ns": float(np.median(durations)),
+                "median_duration_ns": float(stats.median_of(durations)),
                 "total_duration_ns": exact_total(durations),
                 "kernels": int(inside.gpu["kernels"].sum()),
                 "launch_calls": account.eager_calls + account.graph_calls,

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from graphscope.analysis.step_ranges import chosen, families, is_op_range
+from graphscope.core import sets
 from graphscope.core.errors import BadInputError
 from graphscope.core.events import GPU_WORK, call_key, is_communication
 from graphscope.core.table import Table
@@ -32,7 +33,7 @@ WHOLE = (-1, -1)  # the unit of a file without GPU work: every process, every de
 
 def _names_of(trace: Trace, ids: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """(the distinct name ids, their strings): names are looked up once each, never once per event."""
-    distinct = np.unique(ids)
+    distinct = sets.unique(ids)
     return distinct, [trace.symbols.name(int(i)) if i >= 0 else "" for i in distinct.tolist()]
 
 
@@ -44,13 +45,13 @@ def rank_units(trace: Trace) -> list[tuple[int, int]]:
     """The (process index, device) pairs that ran GPU work, in process id then device order; [WHOLE]
     for a file without GPU work."""
     pairs_of = [
-        np.unique(np.stack([np.asarray(t.process, np.int64), np.asarray(t.device, np.int64)], axis=1), axis=0)
+        sets.unique_rows(np.stack([np.asarray(t.process, np.int64), np.asarray(t.device, np.int64)], axis=1))
         for t in _gpu_tables(trace)
         if len(t) and "process" in t and "device" in t
     ]
     if not pairs_of:
         return [WHOLE]
-    pairs = [(int(p), int(d)) for p, d in np.unique(np.concatenate(pairs_of), axis=0).tolist()]
+    pairs = [(int(p), int(d)) for p, d in sets.unique_rows(np.concatenate(pairs_of)).tolist()]
     pids = np.asarray(trace.processes.pid) if len(trace.processes) else np.empty(0, np.int64)
 
     def pid(process: int) -> int:
@@ -105,7 +106,7 @@ def step_ranges(trace: Trace, name: str | None, process: int = -1) -> tuple[np.n
     if any(named) and not any(steps):
         raise BadInputError(f"--step {name!r} names only op-level ranges (such as {names[named.index(True)]!r}): "
                             "never steps")  # fmt: skip
-    chosen = ranged & np.isin(text, ids[steps] if len(ids) else ids)
+    chosen = ranged & sets.isin(text, ids[steps] if len(ids) else ids)
     order = np.argsort(start[chosen], kind="stable")
     return start[chosen][order], end[chosen][order]
 
@@ -180,7 +181,7 @@ def file_work(trace: Trace) -> dict[str, np.ndarray]:
         if table is trace.kernels:
             name_ids = np.asarray(table.short_name if "short_name" in table else table.name)
             ids, names = _names_of(trace, name_ids)
-            comm = np.isin(name_ids, ids[[is_communication(n) for n in names]]) if len(ids) else comm
+            comm = sets.isin(name_ids, ids[[is_communication(n) for n in names]]) if len(ids) else comm
         columns["comm"].append(comm)
     work = {k: np.concatenate(v) if v else np.zeros(0, dtype=bool if k == "comm" else np.int64)
             for k, v in columns.items()}  # fmt: skip

@@ -16,11 +16,11 @@ import numpy as np
 
 from graphscope.analysis import intervals
 from graphscope.analysis.correlation import Correlation
+from graphscope.core import sets
 from graphscope.core.errors import BadInputError
 from graphscope.core.events import MEASURED_PATTERN
 from graphscope.core.table import Table
 from graphscope.core.units import format_ns
-from graphscope.trace.entities import sorted_distinct
 from graphscope.trace.model import Trace
 from graphscope.trace.schema import NVTX_RANGE_TYPES
 
@@ -162,7 +162,7 @@ def window_scope(trace: Trace, text: str) -> Scope:
 def nvtx_ranges(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every closed NVTX range: (text id, start, end), in start order."""
     nvtx = trace.nvtx
-    closed = np.isin(nvtx.event_type, NVTX_RANGE_TYPES) & (nvtx.end >= nvtx.start)
+    closed = sets.isin(nvtx.event_type, NVTX_RANGE_TYPES) & (nvtx.end >= nvtx.start)
     return nvtx.text[closed], nvtx.start[closed], nvtx.end[closed]
 
 
@@ -173,9 +173,9 @@ def nvtx_scope(trace: Trace, pattern: str) -> Scope:
     only = int(number) if hash_sign and number.isdigit() else None
     wanted = name if only is not None else pattern
     texts, starts, ends = nvtx_ranges(trace)
-    present = [i for i in sorted_distinct(texts).tolist() if i >= 0]
+    present = [i for i in sets.unique(texts).tolist() if i >= 0]
     ids = [i for i in present if fnmatch.fnmatchcase(trace.symbols.name(i), wanted)]
-    rows = np.flatnonzero(np.isin(texts, ids)) if ids else np.empty(0, np.int64)
+    rows = np.flatnonzero(sets.isin(texts, ids)) if ids else np.empty(0, np.int64)
     if not len(rows):
         names = sorted({trace.symbols.name(i) for i in present})
         hint = f"; it has {', '.join(names[:8])}{'…' if len(names) > 8 else ''}" if names else "; it has none"

@@ -30,7 +30,7 @@ from graphscope.analysis import intervals
 from graphscope.analysis.graphs import GraphLaunches
 from graphscope.analysis.kernel_stats import distinct_groups
 from graphscope.analysis.launch import LaunchMetrics
-from graphscope.core import stats
+from graphscope.core import sets, stats
 from graphscope.core.bounds import exact_total
 from graphscope.core.events import Activity, ApiKind
 from graphscope.core.rules import BLOCKED_FACTOR, BLOCKED_MIN_NS
@@ -178,11 +178,11 @@ def one_off_calls(launches: LaunchMetrics, keys: np.ndarray, considered: np.ndar
     candidates = np.flatnonzero(slow)  # few: set-up calls, not the steady state
     if not len(candidates):
         return one_off
-    watched = np.flatnonzero(considered & np.isin(keys, keys[candidates]))
+    watched = np.flatnonzero(considered & sets.isin(keys, keys[candidates]))
     _, group = distinct_groups(keys[watched])
     order = np.argsort(group, kind="stable")  # a radix sort: few distinct keys
     first_of_group = watched[order[np.r_[True, group[order][1:] != group[order][:-1]]]]
-    one_off[np.intersect1d(candidates, first_of_group)] = True
+    one_off[sets.intersect(candidates, first_of_group)] = True
     return one_off
 
 
@@ -213,8 +213,8 @@ def launch_account(
     graph = steady & (launches.kind == ApiKind.GRAPH_LAUNCH)
     one_off_rows = launches.rows[one_off]
     busy_all = _busy(work, work_in) if busy_all_ns is None else busy_all_ns
-    busy = busy_all if not len(one_off_rows) else _busy(work, work_in & ~np.isin(work.api_row, one_off_rows))
-    in_graphs = np.isin(graphs.api_row, launches.rows[graph]) if len(graphs) else np.zeros(0, bool)
+    busy = busy_all if not len(one_off_rows) else _busy(work, work_in & ~sets.isin(work.api_row, one_off_rows))
+    in_graphs = sets.isin(graphs.api_row, launches.rows[graph]) if len(graphs) else np.zeros(0, bool)
     kernel_rows = work.source_row[launches.first_work[one_off & (key_of < _GRAPH_KEY)]]
     names = sorted({trace.symbols.name(int(k)) for k in trace.kernels.short_name[kernel_rows]})
     names += [f"graph {graph_ids[k - _GRAPH_KEY]}" for k in key_of[one_off & (key_of >= _GRAPH_KEY)].tolist()]
@@ -276,7 +276,7 @@ def _gpu_progressed(launches: LaunchMetrics, work: Table, calls: np.ndarray) -> 
     end = start + launches.api_ns[calls].astype(np.int64)
     device = work.device[launches.first_work[calls]]
     progressed = np.zeros(len(calls), dtype=bool)
-    for d in np.unique(device).tolist():
+    for d in sets.unique(device).tolist():
         ends = np.sort(work.end[work.device == d].astype(np.int64), kind="stable")  # nearly sorted: a merge
         mine = device == d
         ended = np.searchsorted(ends, end[mine], side="right") - np.searchsorted(ends, start[mine], side="left")

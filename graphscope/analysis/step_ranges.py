@@ -34,6 +34,7 @@ import numpy as np
 
 from graphscope.analysis import intervals
 from graphscope.analysis.scope import Scope, nvtx_ranges
+from graphscope.core import sets
 from graphscope.core.events import MEASURED_PATTERN
 from graphscope.core.rules import STEP_DISJOINT_SHARE, STEP_GPU_SHARE, STEP_MIN_INSTANCES
 from graphscope.core.table import Table
@@ -103,13 +104,13 @@ def range_families(trace: Trace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Every family of closed, non-op ranges: pattern -> (starts, ends) in start order."""
     texts, starts, ends = nvtx_ranges(trace)
     ids_of: dict[str, list[int]] = {}
-    for text in np.unique(texts).tolist():
+    for text in sets.unique(texts).tolist():
         name = trace.symbols.name(int(text)) if text >= 0 else ""
         if name and not is_op_range(name):
             ids_of.setdefault(family_of(name), []).append(text)
     result = {}
     for pattern, ids in ids_of.items():
-        mine = np.isin(texts, ids)  # nvtx_ranges is in start order, so each family is too
+        mine = sets.isin(texts, ids)  # nvtx_ranges is in start order, so each family is too
         result[pattern] = (starts[mine], ends[mine])
     return result
 
@@ -117,7 +118,7 @@ def range_families(trace: Trace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 def _busy_ns(work: Table, rows: np.ndarray) -> int:
     """GPU busy time of the marked work, each device's work as a union, summed over devices."""
     total = 0
-    for device in np.unique(work.device[rows]).tolist():
+    for device in sets.unique(work.device[rows]).tolist():
         mine = rows & (work.device == device)
         total += intervals.covered_ns(work.start[mine], work.end[mine])
     return total

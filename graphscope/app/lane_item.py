@@ -8,6 +8,7 @@ from pyqtgraph.Qt.internals import PrimitiveArray
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPen
 
+from graphscope.core import sets
 from graphscope.core.colours import COLOR_GRAPH, GAP_RGB, OTHER_WAIT, PALETTE
 from graphscope.core.symbols import SymbolTable
 from graphscope.view.layout import Lane
@@ -58,7 +59,7 @@ def draw_runs(
     painter.setOpacity(0.35 if faded else 1.0)
     colors = np.zeros(len(runs), np.int16) if brush is not None else runs.color
     heights = height * np.maximum(runs.fill, MIN_FILL) if density else np.full(len(runs), height)
-    for color in np.unique(colors):
+    for color in sets.unique(colors):
         mine = colors == color
         rects.resize(int(mine.sum()))
         memory = rects.ndarray()
@@ -115,7 +116,7 @@ class LaneItem(pg.GraphicsObject):
         if events is not None and len(events):
             events = np.sort(events)
             for d, members in enumerate(self.lane.members):
-                mine = events[np.isin(events, members)] if self.lane.depth_rows > 1 else events
+                mine = events[sets.isin(events, members)] if self.lane.depth_rows > 1 else events
                 if len(mine):
                     self._highlight[d] = LodLane(
                         self.lane.start[mine], self.lane.end[mine], np.zeros(len(mine), np.int16)

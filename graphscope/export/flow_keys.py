@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from graphscope.analysis.launch import api_kinds
+from graphscope.core import sets
 from graphscope.core.events import GPU_WORK, ApiKind
 from graphscope.trace import entities
 from graphscope.trace.windowed import WindowedExport
@@ -85,7 +86,7 @@ class FlowKeys:
             last = np.iinfo(np.int64).min
             for columns in source.columns(table, ("global_pid", "correlation", "device", "stream", "start")):
                 self.global_pids.update(entities.distinct(columns["global_pid"]).tolist())
-                pairs = np.unique(np.stack([columns["device"], columns["stream"]], axis=1), axis=0)
+                pairs = sets.unique_rows(np.stack([columns["device"], columns["stream"]], axis=1))
                 for device, stream in pairs.tolist():
                     self.streams[device].add(stream)
                 for number, rows in self._by_process(columns["global_pid"]):
@@ -105,7 +106,7 @@ class FlowKeys:
                 in_order = in_order and bool(len(start) == 0 or (start[0] >= last and np.all(start[1:] >= start[:-1])))
                 last = int(start[-1]) if len(start) else last
         for number, parts in by_rank.items():
-            ids = np.unique(np.concatenate(parts))
+            ids = sets.unique(np.concatenate(parts))
             self._processes[number] = _Process(len(ids), ids)
             self._processes[number].flags[:] = WORKED
         return in_order
@@ -114,7 +115,7 @@ class FlowKeys:
         """LAUNCHED for every key a kernel- or graph-launch call carries; the threads of every call."""
         for columns in source.columns("api", ("global_tid", "correlation", "name")):
             self.global_tids.update(entities.distinct(columns["global_tid"]).tolist())
-            launch = np.flatnonzero(np.isin(api_kinds(source.symbols, columns["name"]), LAUNCH_KINDS))
+            launch = np.flatnonzero(sets.isin(api_kinds(source.symbols, columns["name"]), LAUNCH_KINDS))
             for number, rows in self._by_process(columns["global_tid"][launch]):
                 if (process := self._processes.get(number)) is not None:
                     process.flags[process.slots(columns["correlation"][launch][rows])[0]] |= LAUNCHED
@@ -133,7 +134,7 @@ class FlowKeys:
         then sets. With `starts` (work rows of a file out of start order), the row must also start when
         its key's first work does."""
         chosen = np.zeros(len(correlation), bool)
-        for number in np.unique(numbers[candidates]).tolist():
+        for number in sets.unique(numbers[candidates]).tolist():
             process = self._processes.get(number)
             if process is None:
                 continue
@@ -153,7 +154,7 @@ class FlowKeys:
     def _by_process(self, global_ids: np.ndarray) -> Iterator[tuple[int, slice | np.ndarray]]:
         """(process number, its rows) for each process among rows of these globalPid/globalTid values."""
         keys = entities.process_key(global_ids)
-        distinct = entities.sorted_distinct(keys)
+        distinct = sets.unique(keys)
         if len(distinct) == 1:  # the usual trace: one process
             yield int(self.numbers(distinct)[0]), slice(None)
             return

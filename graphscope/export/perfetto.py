@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from graphscope.analysis.summary import TraceAnalysis
+from graphscope.core import sets
 from graphscope.core.events import Activity
 from graphscope.core.table import Table
 from graphscope.export.trace_events import GRAPH_COLUMNS, NO_FLOW, EventWriter, metadata_events, output
@@ -26,9 +27,8 @@ def write_perfetto(trace: Trace, analysis: TraceAnalysis, path: Path) -> dict[st
         writer = EventWriter(out, trace.symbols)
         origin = trace.span()[0]
         work, launches = analysis.work, analysis.launches
-        streams = {
-            device: np.unique(work.stream[work.device == device]).tolist() for device in np.unique(work.device).tolist()
-        }
+        devices = sets.unique(work.device).tolist()
+        streams = {device: sets.unique(work.stream[work.device == device]).tolist() for device in devices}
         writer.metadata(metadata_events(trace.symbols, trace.processes, trace.threads, streams, trace.gpus))
         linked = launches.first_work >= 0  # one flow per launch call, to the first work it caused
         starts = np.full(len(trace.api), NO_FLOW, dtype=np.int64)
@@ -65,7 +65,7 @@ def work_names(trace: Trace, work: Table) -> np.ndarray:
 def write_nvtx(writer: EventWriter, trace: Trace, origin: int) -> None:
     """The trace's closed NVTX ranges on their threads' NVTX tracks."""
     nvtx = trace.nvtx
-    closed = np.flatnonzero(np.isin(nvtx.event_type, NVTX_RANGE_TYPES) & (nvtx.end >= nvtx.start))
+    closed = np.flatnonzero(sets.isin(nvtx.event_type, NVTX_RANGE_TYPES) & (nvtx.end >= nvtx.start))
     if not len(closed) or not len(trace.threads):
         return
     thread = nvtx.thread[closed]

@@ -21,6 +21,7 @@ from graphscope.analysis.correlation import correlate
 from graphscope.analysis.gpu_time import gpu_work, work_column
 from graphscope.analysis.graphs import launch_parts, launches_of_parts, node_activities
 from graphscope.analysis.launch import api_kinds
+from graphscope.core import sets
 from graphscope.core.events import call_key
 from graphscope.core.table import Table
 from graphscope.export.flow_keys import ENDED, LAUNCH_KINDS, STARTED, FlowKeys
@@ -50,7 +51,7 @@ def export_perfetto(path: Path, target: Path) -> dict[str, int] | None:
                 numbers = flows.numbers(trace.processes.key)
                 api = trace.api
                 pid, tid = api_tracks(trace)
-                launch = np.isin(api_kinds(symbols, api.name), LAUNCH_KINDS)
+                launch = sets.isin(api_kinds(symbols, api.name), LAUNCH_KINDS)
                 flow = _flow_ids(flows, numbers[api.process], api.correlation, launch, STARTED)
                 writer.api_calls(api.name, pid, tid, api.start - origin, api.end - api.start, flow)
                 write_nvtx(writer, trace, origin)
@@ -68,7 +69,7 @@ def _write_metadata(writer: EventWriter, source: WindowedExport, flows: FlowKeys
     """Every process, thread, GPU and stream of the file (threads with NVTX ranges from the first window,
     which holds them all)."""
     nvtx_tids = first.threads.global_tid[first.nvtx.thread] if len(first.nvtx) else np.empty(0, np.int64)
-    tids = np.union1d(np.fromiter(flows.global_tids, np.int64), nvtx_tids.astype(np.int64))
+    tids = sets.union(np.fromiter(flows.global_tids, np.int64), nvtx_tids.astype(np.int64))
     pids = np.fromiter(flows.global_pids, np.int64)
     processes, threads = source.processes_and_threads(tids, pids)
     streams = {device: sorted(found) for device, found in flows.streams.items()}

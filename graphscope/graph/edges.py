@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from graphscope.core import sets
 from graphscope.core.edge_kinds import (
     PDL_NO_DEVICE_SYNC,
     PDL_NO_EFFECT,
@@ -46,7 +47,7 @@ def trace_edge_gaps(
     position, that graph's id, its replays), or None when no graph in the trace has the DAG's node count."""
     graphs = graph_of(trace_ids)
     best, rows = None, 0
-    for graph in np.unique(graphs).tolist():
+    for graph in sets.unique(graphs).tolist():
         mine = graphs == graph
         if int(index_in_graph(trace_ids[mine]).max()) + 1 == len(dag.nodes) and int(mine.sum()) > rows:
             best, rows = int(graph), int(mine.sum())

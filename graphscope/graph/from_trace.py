@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphscope.core import sets
 from graphscope.core.events import COPY_DIRECTIONS, Activity, graph_of, index_in_graph, node_id
 from graphscope.core.symbols import SymbolTable, elide
 from graphscope.core.table import Table
@@ -29,7 +30,7 @@ def dags_from_trace(nodes: Table, symbols: SymbolTable, created: np.ndarray | No
     ids = nodes.node.astype(np.int64)
     graph_ids = graph_of(ids)
     dags = []
-    for graph in np.unique(graph_ids).tolist():
+    for graph in sets.unique(graph_ids).tolist():
         mine = np.flatnonzero(graph_ids == graph)
         by_index = {int(index_in_graph(ids[r])): r for r in mine}
         extra = set()

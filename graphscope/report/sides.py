@@ -19,6 +19,7 @@ from graphscope.analysis.kernel_stats import distinct_groups, kernel_identity
 from graphscope.analysis.scope import Scope, ScopedRows, scoped_rows
 from graphscope.analysis.steady import submission_ns
 from graphscope.analysis.summary import TraceAnalysis, nodes_in, summarize
+from graphscope.core import sets
 from graphscope.core.events import Activity, ApiKind
 from graphscope.core.stats import describe
 from graphscope.core.symbols import elide
@@ -226,11 +227,11 @@ def excerpt(trace: Trace, analysis: TraceAnalysis, low: int, high: int) -> dict[
     is_launch = np.zeros(len(api), dtype=bool)
     is_launch[launches.rows] = True
     calls = np.arange(first, last)
-    for thread in np.unique(api.thread[calls]).tolist():
+    for thread in sets.unique(api.thread[calls]).tolist():
         mine = calls[api.thread[calls] == thread]
         lanes.append(_lane(f"thread {int(trace.threads.tid[thread])} launch calls", api, mine[is_launch[mine]], "api"))
     inside = np.flatnonzero((work.end > low) & (work.start < high))
-    tracks = np.unique(np.stack([work.device[inside], work.stream[inside]], axis=1), axis=0).tolist()
+    tracks = sets.unique_rows(np.stack([work.device[inside], work.stream[inside]], axis=1)).tolist()
     for device, stream in tracks:
         mine = inside[(work.device[inside] == device) & (work.stream[inside] == stream)]
         lane = _lane(f"GPU {device} stream {stream}", work, mine, "work")

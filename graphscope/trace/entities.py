@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphscope.core import sets
 from graphscope.core.symbols import SymbolTable
 from graphscope.core.table import Table
 from graphscope.trace.database import ExportDatabase, as_int
@@ -12,20 +13,13 @@ from graphscope.trace.model import GpuInfo
 PID_MASK = 0xFFFFFF
 
 
-def sorted_distinct(values: np.ndarray) -> np.ndarray:
-    """`np.unique(values)` of a 1-D array; numpy's own imports numpy.ma on first use (10 ms of every
-    command's start-up)."""
-    ordered = np.sort(values)
-    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(ordered) else ordered
-
-
 def distinct(values: np.ndarray) -> np.ndarray:
     """np.unique of an event column that holds few distinct values in long runs (thread and process
     ids): the run starts first, then a small unique."""
     if len(values) < 4096:
-        return sorted_distinct(values)
+        return sets.unique(values)
     starts = np.flatnonzero(values[1:] != values[:-1]) + 1
-    return sorted_distinct(values[np.r_[0, starts]])
+    return sets.unique(values[np.r_[0, starts]])
 
 
 def process_key(global_id: np.ndarray) -> np.ndarray:
@@ -46,7 +40,7 @@ def build_processes(
     db: ExportDatabase, symbols: SymbolTable, keys: np.ndarray, warnings: list[str] | None = None
 ) -> Table:
     """One row per process that owns events: key, OS pid and a name (from PROCESSES or its main thread)."""
-    keys = sorted_distinct(keys)
+    keys = sets.unique(keys)
     names: dict[int, str] = {}
     if db.has_columns("PROCESSES", "globalPid", "name"):
         rows = db.select("PROCESSES", ("globalPid", "name"))
@@ -64,7 +58,7 @@ def build_processes(
 
 def build_threads(db: ExportDatabase, symbols: SymbolTable, global_tids: np.ndarray, processes: Table) -> Table:
     """One row per CPU thread that owns events: globalTid, OS tid, process index, name id."""
-    tids = sorted_distinct(global_tids)
+    tids = sets.unique(global_tids)
     names = _thread_names(db, symbols)
     name_ids = np.array(
         [symbols.intern(names.get(g) or f"thread {g & PID_MASK}") for g in tids.tolist()], dtype=np.int32

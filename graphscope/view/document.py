@@ -13,6 +13,7 @@ from graphscope.analysis.focus import activity_window
 from graphscope.analysis.kernel_stats import kernel_identity, kernel_stats
 from graphscope.analysis.scope import Scope, measured_scope, scoped_rows
 from graphscope.analysis.summary import TraceAnalysis, analyze, summarize
+from graphscope.core import sets
 from graphscope.core.events import ApiKind
 from graphscope.core.progress import CancelToken, ProgressCallback, no_progress
 from graphscope.core.table import Table
@@ -90,7 +91,7 @@ def load_remaining_columns(trace: Trace, progress: ProgressCallback = no_progres
 def nvtx_start(trace: Trace, prefix: str) -> int | None:
     """Start of the first NVTX range whose text starts with `prefix` (None if there is none)."""
     matching = [i for i in range(len(trace.symbols)) if trace.symbols.name(i).startswith(prefix)]
-    rows = np.flatnonzero(np.isin(trace.nvtx.text, matching)) if matching else []
+    rows = np.flatnonzero(sets.isin(trace.nvtx.text, matching)) if matching else []
     return int(trace.nvtx.start[rows[0]]) if len(rows) else None
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from graphscope.analysis.graphs import GraphLaunches, launch_of_nodes
 from graphscope.analysis.launch import api_kinds
+from graphscope.core import sets
 from graphscope.core.colours import KERNEL_COLORS, KIND_COLOR, NVTX_COLORS
 from graphscope.core.events import GPU_WORK, Activity
 from graphscope.core.symbols import SymbolTable
@@ -112,7 +113,7 @@ class TimelineLayout:
         lanes, events = lane_of[rows], index_of[rows]
         shown = lanes >= 0
         lanes, events = lanes[shown], events[shown]
-        return [(int(lane), events[lanes == lane]) for lane in np.unique(lanes)]
+        return [(int(lane), events[lanes == lane]) for lane in sets.unique(lanes)]
 
 
 def _color_by_name(names: np.ndarray, colors: range, symbols: SymbolTable) -> np.ndarray:
@@ -140,7 +141,7 @@ def _small_distinct(values: np.ndarray) -> np.ndarray:
     """np.unique of small non-negative ids (streams) by counting, not sorting."""
     if len(values) and values.min() >= 0 and values.max() < 1 << 20:
         return np.flatnonzero(np.bincount(values)).astype(values.dtype)
-    return np.unique(values)
+    return sets.unique(values)
 
 
 def build_layout(trace: Trace, origin: int | None = None) -> TimelineLayout:
@@ -235,7 +236,7 @@ def _thread_lanes(trace: Trace, origin: int, group: str, thread: int) -> list[La
             )
         )
     nvtx = trace.nvtx
-    rows = np.flatnonzero((nvtx.thread == thread) & np.isin(nvtx.event_type, NVTX_DRAWN_TYPES))
+    rows = np.flatnonzero((nvtx.thread == thread) & sets.isin(nvtx.event_type, NVTX_DRAWN_TYPES))
     if not len(rows):
         return lanes
     if not kineto:
@@ -246,7 +247,7 @@ def _thread_lanes(trace: Trace, origin: int, group: str, thread: int) -> list[La
         mine = rows[domain == key]
         if len(mine):
             ranges.append(_range_lane(trace, origin, group, mine, f"{role}:{thread}", label(role), role))
-    other = rows[~np.isin(domain, list(KINETO_RANGE_ROLES))]
+    other = rows[~sets.isin(domain, list(KINETO_RANGE_ROLES))]
     if len(other):
         ranges.append(_range_lane(trace, origin, group, other, f"nvtx:{thread}", label("ranges"), "ranges"))
     return [*ranges, *lanes]  # top down as the work flows: the stack, its operators, their CUDA calls
@@ -256,7 +257,7 @@ def _range_lane(trace: Trace, origin: int, group: str, rows: np.ndarray, key: st
     """NVTX (or PyTorch-profiler) ranges of one thread, nested ones in sub-rows."""
     nvtx = trace.nvtx
     start = nvtx.start[rows]
-    is_range = np.isin(nvtx.event_type[rows], NVTX_RANGE_TYPES) & (nvtx.end[rows] >= start)
+    is_range = sets.isin(nvtx.event_type[rows], NVTX_RANGE_TYPES) & (nvtx.end[rows] >= start)
     end = np.where(is_range, nvtx.end[rows], start)
     return Lane(
         key=key,
@@ -362,7 +363,7 @@ def _brackets(
 def _locate(sizes: dict[int, int], lanes: list[Lane]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     locate = {s: (np.full(n, -1, np.int32), np.full(n, -1, np.int64)) for s, n in sizes.items()}
     for lane_index, lane in enumerate(lanes):
-        for source in np.unique(lane.source):
+        for source in sets.unique(lane.source):
             events = np.flatnonzero(lane.source == source)
             lane_of, index_of = locate[int(source)]
             lane_of[lane.row[events]] = lane_index

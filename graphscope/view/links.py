@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from graphscope.analysis.scope import Scope
+from graphscope.core import sets
 from graphscope.core.events import GPU_WORK, NODE_WORK, Activity, graph_of, index_in_graph
 from graphscope.core.units import format_ns
 from graphscope.trace import Trace
@@ -91,7 +92,7 @@ def node_work(trace: Trace, indices: Iterable[int], graph_id: int | None = None)
     wanted = list(indices)
     for source in NODE_WORK:
         nodes = getattr(trace, source.table).graph_node
-        mine = (nodes >= 0) & np.isin(index_in_graph(nodes), wanted)
+        mine = (nodes >= 0) & sets.isin(index_in_graph(nodes), wanted)
         if graph_id is not None:
             mine &= graph_of(nodes) == graph_id
         rows = np.flatnonzero(mine)

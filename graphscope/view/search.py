@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graphscope.core import sets
 from graphscope.core.events import COPY_DIRECTIONS, Activity
 from graphscope.core.symbols import SymbolTable
 from graphscope.trace.model import Trace
@@ -48,7 +49,7 @@ def _unnamed_hits(trace: Trace, source: np.ndarray, row: np.ndarray, needle: str
     copies = source == Activity.MEMCPY
     if copies.any():
         kinds = [k for k, direction in COPY_DIRECTIONS.items() if needle in f"memcpy {direction}".casefold()]
-        hit[copies] = np.isin(trace.memcpy.copy_kind[row[copies]], kinds)
+        hit[copies] = sets.isin(trace.memcpy.copy_kind[row[copies]], kinds)
     for activity, word in ((Activity.MEMSET, "memset"), (Activity.GRAPH, "graph")):
         if needle in word:
             hit |= source == activity
@@ -67,10 +68,10 @@ def find_events(layout: TimelineLayout, trace: Trace, query: str) -> Matches:
     for index, lane in enumerate(layout.lanes):
         if not len(lane):
             continue
-        named = np.isin(lane.name, names) if len(names) else np.zeros(len(lane), bool)
+        named = sets.isin(lane.name, names) if len(names) else np.zeros(len(lane), bool)
         kernels = np.flatnonzero(lane.source == Activity.KERNEL)
         if len(kernels) and len(names):  # the full name too: 'gelu' is in the template arguments
-            named[kernels] |= np.isin(trace.kernels.name[lane.row[kernels]], names)
+            named[kernels] |= sets.isin(trace.kernels.name[lane.row[kernels]], names)
         unnamed = np.flatnonzero(lane.name < 0)
         if len(unnamed):
             named[unnamed] = _unnamed_hits(trace, lane.source[unnamed], lane.row[unnamed], needle)
