@@ -21,13 +21,14 @@ from pathlib import Path
 
 import numpy as np
 
+from graphscope.core import sets
 from graphscope.core.bounds import clamp_durations
 from graphscope.core.errors import NotAnExportError
 from graphscope.core.events import NODE_WORK, RANGE_DOMAINS, ApiKind, node_id
+from graphscope.core.process import give_back_freed
 from graphscope.core.symbols import SymbolTable, kernel_short_name
 from graphscope.core.table import Table
 from graphscope.trace import kineto_json
-from graphscope.trace.entities import sorted_distinct
 from graphscope.trace.kineto_columns import API_CATEGORIES, COLUMNS, Columns
 from graphscope.trace.model import ExportInfo, GpuInfo, Trace
 from graphscope.trace.schema import NvtxType, classify_api, narrow_ids
@@ -37,6 +38,11 @@ __all__ = ["API_CATEGORIES", "RANGE_DOMAINS", "load_kineto"]
 
 def load_kineto(path: Path) -> Trace:
     """Read a PyTorch-profiler trace (.json, .json.gz, .pt.trace.json.gz)."""
+    with give_back_freed():  # its buffers are small and short-lived (core/process.py)
+        return _load(path)
+
+
+def _load(path: Path) -> Trace:
     columns = Columns()
     header = kineto_json.decode(path, columns)
     if not any(columns.count(key) for key in COLUMNS):
@@ -249,7 +255,7 @@ def _gpu_columns(table: Table, calls: tuple[np.ndarray, np.ndarray]) -> dict[str
 
 
 def _kernels(k: Table, symbols: SymbolTable, calls: tuple[np.ndarray, np.ndarray]) -> Table:
-    names = sorted_distinct(k.name)
+    names = sets.unique(k.name)
     short = np.zeros(int(names[-1]) + 1 if len(names) else 0, np.int32)  # full name's symbol -> short name's
     for full in names.tolist():
         short[full] = symbols.intern(kernel_short_name(symbols.name(full)))
@@ -282,15 +288,15 @@ def _copies(table: Table, calls: tuple[np.ndarray, np.ndarray], memset: bool) ->
 def _graph_nodes(tables: dict[str, Table], symbols: SymbolTable, api: Table) -> dict[str, int]:
     """Give the work of every graph launch graph-node ids; returns launch counts (with and without work)
     and how many rows without a launching call were given to a replay (`adopted`, see _adopt)."""
-    names = [n for n in sorted_distinct(api.name).tolist() if classify_api(symbols.name(n)) == ApiKind.GRAPH_LAUNCH]
-    launches = api.correlation[np.isin(api.name, names)]
+    names = [n for n in sets.unique(api.name).tolist() if classify_api(symbols.name(n)) == ApiKind.GRAPH_LAUNCH]
+    launches = api.correlation[sets.isin(api.name, names)]
     counts = {"graph_launches": len(launches), "empty": 0, "adopted": 0}
     if not len(launches):
         return counts
     work = [(kind.table, tables[kind.table]) for kind in NODE_WORK]
     members: dict[int, list[tuple[int, str, int]]] = {int(c): [] for c in launches.tolist()}
     for key, table in work:
-        for row in np.flatnonzero(np.isin(table.correlation, launches)).tolist():
+        for row in np.flatnonzero(sets.isin(table.correlation, launches)).tolist():
             members[int(table.correlation[row])].append((int(table.start[row]), key, row))
     adopted = _adopt(members, work, api.correlation)
     counts["adopted"] = sum(len(rows) for rows in adopted.values())
@@ -332,7 +338,7 @@ def _adopt(
     by_key = dict(work)
     eager: set[tuple[int, int]] = set()  # (device, stream) of every row an eager call launched
     for _, table in work:
-        launched = np.isin(table.correlation, calls) & ~np.isin(table.correlation, list(members))
+        launched = sets.isin(table.correlation, calls) & ~sets.isin(table.correlation, list(members))
         eager.update(zip(table.device[launched].tolist(), table.stream[launched].tolist(), strict=True))
     spans = {}  # launch correlation -> (first start, last end, its devices)
     for correlation, found in members.items():
@@ -345,7 +351,7 @@ def _adopt(
             )
     adopted: dict[int, list[tuple[int, str, int]]] = {}
     for key, table in work:
-        orphans = np.flatnonzero(~np.isin(table.correlation, calls))
+        orphans = np.flatnonzero(~sets.isin(table.correlation, calls))
         if not len(orphans) or not spans:
             continue
         orphans = orphans[np.argsort(table.start[orphans], kind="stable")]

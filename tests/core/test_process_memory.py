@@ -80,3 +80,43 @@ def test_on_glibc_the_settings_are_accepted():
         import numpy as np
 
         assert int(np.ones(40 << 20, np.uint8).sum()) == 40 << 20  # a 40 MiB array from the heap
+
+
+def test_a_reader_of_small_buffers_gets_glibcs_own_thresholds_and_the_kept_ones_come_back(calls, monkeypatch):
+    monkeypatch.setattr(process, "_keeping", True)
+    with process.give_back_freed():
+        assert calls == [(process._M_MMAP_THRESHOLD, 128 << 10), (process._M_TRIM_THRESHOLD, 128 << 10)]
+    assert calls[2:] == [
+        (process._M_MMAP_THRESHOLD, process._MMAP_THRESHOLD_MAX),
+        (process._M_TRIM_THRESHOLD, process.KEEP_FREED),
+        ("trim",),  # what the read freed goes back before the analysis
+    ]
+
+
+def test_where_nothing_was_kept_there_is_nothing_to_give_back(calls, monkeypatch):
+    monkeypatch.setattr(process, "_keeping", False)  # a user's MALLOC_* setting, or not glibc
+    with process.give_back_freed():
+        pass
+    assert calls == []
+
+
+def test_a_kineto_trace_is_read_inside_it(monkeypatch):
+    from pathlib import Path
+
+    from graphscope.trace import kineto
+
+    inside = []
+    plain = kineto._load
+    monkeypatch.setattr(kineto, "_load", lambda path: inside.append(True) or plain(path))
+    entered = []
+
+    class Watch:
+        def __enter__(self):
+            entered.append(True)
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(kineto, "give_back_freed", Watch)
+    trace = kineto.load_kineto(Path(__file__).resolve().parents[1] / "data" / "kineto" / "hta__triton_example.json.gz")
+    assert entered == [True] and inside == [True] and len(trace.kernels) > 0
