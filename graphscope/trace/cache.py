@@ -198,7 +198,7 @@ def save(trace: Trace, readers: dict[str, dict[str, Any]]) -> Path | None:
 
 
 def save_in_background(trace: Trace, readers: dict[str, dict[str, Any]]) -> None:
-    """`save` of the columns the trace holds now, beside the caller's work (`_write_later`)."""
+    """`save` of the columns the trace holds now, beside the caller's work (`write_later`)."""
     tables: dict[str, Any] = {key: Table(dict(table.arrays)) for key, table in trace.tables().items()}
     snapshot = dataclasses.replace(trace, **tables)
     if writes_held():  # written once the command is done: the columns then must be the ones read (the analysis
@@ -209,10 +209,10 @@ def save_in_background(trace: Trace, readers: dict[str, dict[str, Any]]) -> None
     for key in KEYS:  # what the file still holds for each table: read on a cached open when asked
         if key in readers:
             readers[key] = {**readers[key], "deferred": list(getattr(trace, key).deferred)}
-    _write_later(lambda: save(snapshot, readers))
+    write_later(lambda: save(snapshot, readers))
 
 
-def _write_later(work: Callable[[], Any]) -> None:
+def write_later(work: Callable[[], Any]) -> None:
     """A write on a writer thread now (the window's process: forking it, 2 GB at 10M + 10M, froze its
     frames for 20-24 ms), or in a detached process once the command is done where the process holds its
     writes: a writer forked while a summary's analysis ran made each page the analysis then wrote a
@@ -301,7 +301,7 @@ def detached(work: Any) -> bool:
 
 def add_columns_in_background(entry: Path, key: str, columns: dict[str, np.ndarray]) -> None:
     columns = dict(columns)
-    _write_later(lambda: add_columns(entry, key, columns))
+    write_later(lambda: add_columns(entry, key, columns))
 
 
 def add_columns(entry: Path, key: str, columns: dict[str, np.ndarray]) -> None:

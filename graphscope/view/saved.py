@@ -252,10 +252,12 @@ def save(trace: Trace, parts: dict[str, Any], align_to: str | None) -> Path | No
 
 def save_in_background(trace: Trace, parts: dict[str, Any], align_to: str | None) -> None:
     """`save` beside the caller's work, on a writer thread the process waits for before it exits (the
-    window's: forking its process froze the frames for 20-24 ms at 10M + 10M)."""
+    window's: forking its process froze the frames for 20-24 ms at 10M + 10M); held with the trace cache's
+    own writes while they are held (trace/cache.write_later: a window's until its first frame, whose paint
+    it would share the cores with, pickling with the GIL held)."""
     if not enabled():
         return
-    cache.write_beside(lambda: save(trace, parts, align_to))
+    cache.write_later(lambda: save(trace, parts, align_to))
 
 
 def load(trace: Trace, align_to: str | None) -> dict[str, Any] | None:

@@ -199,3 +199,21 @@ def _mapped(array: np.ndarray) -> bool:
             return True
         array = getattr(array, "base", None)
     return False
+
+
+def test_while_a_window_holds_the_caches_writes_the_view_waits_for_them_too(own_cache, tmp_path):
+    """A window holds the cache's writes until its first frame (app/workers.hold_cache_writes): the saved
+    view's pickling would share the cores with that paint."""
+    from graphscope.core import answer_cache
+
+    path = _copy(tmp_path)
+    answer_cache.hold_writes(True)
+    try:
+        open_document(path)
+        time.sleep(0.3)  # a writer started now would have had time to begin
+        assert not (saved.entry_for(path, None) / "manifest.json").exists()
+    finally:
+        answer_cache.hold_writes(False)
+    cache.start_held_writes_beside()  # the first frame: the held writes start, the view's among them
+    cache.wait_for_writers()
+    assert (_saved(path) / "manifest.json").exists()
