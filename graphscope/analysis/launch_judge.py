@@ -164,7 +164,7 @@ def graph_launch_cost(
     at[launches.rows] = np.arange(len(launches.rows))
     calls = np.where(graphs.api_row >= 0, at[np.maximum(graphs.api_row, 0)], -1)
     steady = launches.of_kind(ApiKind.GRAPH_LAUNCH) & ~launches.capture & (launches.first_work >= 0)
-    blocked, _ = blocked_calls(launches, analysis.work, steady)
+    blocked, _, _ = blocked_calls(launches, analysis.work, steady)
     call_start = launches.call_start[launches.rows].astype(np.int64)
     graph_traced = trace.info.graph_trace_mode == "graph"  # an Nsight export traced graph by graph
     found = judge(calls, launches.api_ns, call_start, graphs, blocked, node_traced, cost, graph_traced)
