@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import os
-import sqlite3
 import stat
 import threading
 import urllib.parse
@@ -18,13 +17,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from graphscope.core.errors import BadInputError, NotAnExportError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
-DAMAGED = (sqlite3.DatabaseError, UnicodeDecodeError)  # a damaged schema can yield undecodable error text
+
+
+def _sqlite3() -> Any:
+    """The standard library's sqlite3, imported when an export is opened: a PyTorch-profiler trace's
+    summary never needs it (1 MB resident, ~1.3 ms)."""
+    import sqlite3
+
+    return sqlite3
+
+
+def damaged() -> tuple[type[BaseException], ...]:
+    """What a damaged file raises: SQLite's errors, or undecodable error text from a damaged schema."""
+    return (_sqlite3().DatabaseError, UnicodeDecodeError)
+
+
 ROWID_ALIASES = ("rowid", "_rowid_", "oid")
 ROWID = "<rowid>"
 """A `ColumnSpec.source` that means the table's rowid, under whichever alias no real column shadows."""
@@ -119,10 +133,10 @@ class ExportDatabase:
         self.notes: list[str] = []
         self._check_file()
         try:
-            self.conn = sqlite3.connect(sqlite_uri(self.path), uri=True, check_same_thread=False)
+            self.conn = _sqlite3().connect(sqlite_uri(self.path), uri=True, check_same_thread=False)
             self.conn.text_factory = _lenient_text
             rows = self.conn.execute("SELECT name, type FROM sqlite_master").fetchall()
-        except DAMAGED as exc:
+        except damaged() as exc:
             raise NotAnExportError(f"{self.path}: a damaged or truncated SQLite file ({exc})") from None
         self.tables = sorted(str(name) for name, kind in rows if kind == "table" and name is not None)
         self._by_lower = {name.lower(): name for name in reversed(self.tables)}
@@ -230,9 +244,9 @@ class ExportDatabase:
                 try:
                     with self._lock:
                         self.conn.execute(f"SELECT {alias} FROM {quoted(real)} LIMIT 1").fetchall()
-                except sqlite3.OperationalError:
+                except _sqlite3().OperationalError:
                     alias = None  # WITHOUT ROWID
-                except DAMAGED as exc:
+                except damaged() as exc:
                     raise NotAnExportError(f"{self.path}: the file is damaged ({exc})") from None
             self._aliases[real] = alias
         return self._aliases[real]
@@ -242,7 +256,7 @@ class ExportDatabase:
         try:
             with self._lock:
                 return self.conn.execute(sql, params).fetchall()
-        except DAMAGED as exc:
+        except damaged() as exc:
             raise NotAnExportError(f"{self.path}: the file is damaged ({exc})") from None
         except OverflowError:
             raise NotAnExportError(f"{self.path}: the file holds integers too large for 64 bits") from None
@@ -252,7 +266,7 @@ class ExportDatabase:
         try:
             with self._lock:
                 flat = np.fromiter(chain.from_iterable(self.conn.execute(sql)), dtype=np.int64)
-        except DAMAGED as exc:
+        except damaged() as exc:
             raise NotAnExportError(f"{self.path}: the file is damaged ({exc})") from None
         except (OverflowError, TypeError, ValueError):
             raise NotAnExportError(f"{self.path}: the file holds values that are not 64-bit integers") from None

@@ -82,12 +82,11 @@ def test_on_glibc_the_settings_are_accepted():
         assert int(np.ones(40 << 20, np.uint8).sum()) == 40 << 20  # a 40 MiB array from the heap
 
 
-def test_a_reader_of_small_buffers_gets_glibcs_own_thresholds_and_the_kept_ones_come_back(calls, monkeypatch):
+def test_a_reader_of_small_buffers_keeps_a_small_free_top_and_the_kept_one_comes_back(calls, monkeypatch):
     monkeypatch.setattr(process, "_keeping", True)
     with process.give_back_freed():
-        assert calls == [(process._M_MMAP_THRESHOLD, 128 << 10), (process._M_TRIM_THRESHOLD, 128 << 10)]
-    assert calls[2:] == [
-        (process._M_MMAP_THRESHOLD, process._MMAP_THRESHOLD_MAX),
+        assert calls == [(process._M_TRIM_THRESHOLD, 1 << 20)]
+    assert calls[1:] == [
         (process._M_TRIM_THRESHOLD, process.KEEP_FREED),
         ("trim",),  # what the read freed goes back before the analysis
     ]
