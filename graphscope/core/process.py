@@ -7,12 +7,13 @@
   (`user_environment`).
 - glibc hands freed blocks of a few MiB straight back to the kernel, so every temporary array of a
   million-event column is fresh memory the kernel zeroes again (a tenth of a summary's CPU time went
-  to zeroing pages). graphscope keeps up to KEEP_FREED bytes of freed memory for reuse, in one arena:
-  glibc gives each thread that allocates its own, so what the reader threads freed (connectorx's int64
-  columns, once narrowed) was never reused by the analysis on the main thread, which faulted in fresh
-  pages instead. One arena, 1M + 1M cold summary, 3 interleaved rounds: 43-52k minor faults against
-  66k, peak 203-240 MB against 262 MB, system time 0.19-0.28 s against 0.30-0.35 s.
-- The analyses (`heap_only`) also keep arrays of over 32 MiB (glibc's largest threshold) in the heap:
+  to zeroing pages). graphscope keeps up to KEEP_FREED bytes of freed memory for reuse.
+- A command that answers and exits runs in one malloc arena (`one_arena`): glibc gives each thread that
+  allocates its own, so what the reader threads freed (connectorx's int64 columns, once narrowed) was
+  never reused by the analysis on the main thread, which faulted in fresh pages instead. 1M + 1M cold
+  summary, 3 interleaved rounds: 43-52k minor faults against 66k, peak 203-240 MB against 262 MB,
+  system time 0.19-0.28 s against 0.30-0.35 s.
+- The analyses of such a command (`heap_only`) also keep arrays of over 32 MiB (glibc's largest threshold) in the heap:
   glibc maps each such block afresh and unmaps it when freed, so at 10M events every temporary column of
   the analysis was new pages (475k of the cold summary's 890k minor faults, 0.84 s of system time). With
   it (and one arena), 10M + 10M, benchmarks/memory_scale.py, 2 rounds: 478k minor faults, system time
@@ -71,8 +72,24 @@ def keep_freed_memory() -> None:
     global _keeping
     mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)
     mallopt(_M_TRIM_THRESHOLD, KEEP_FREED)
-    mallopt(_M_ARENA_MAX, 1)
     _keeping = True
+
+
+@contextlib.contextmanager
+def one_arena() -> Iterator[None]:
+    """One malloc arena for the threads of a command that answers and exits (cli/common.one_shot; see the
+    module's note), glibc's own choice again after it. Not for a window: its GUI thread then waited on the
+    arena's lock while a background analysis allocated, and full redraws of a 10M + 10M timeline drawn
+    during that work took up to 195 ms (medians 3.5-7.1 ms) against 15 ms (2.5-4.7 ms) with an arena a
+    thread (benchmarks/timeline_frames.py)."""
+    mallopt = None if any(name.startswith("MALLOC_") for name in os.environ) else _mallopt()
+    if mallopt is not None:
+        mallopt(_M_ARENA_MAX, 1)
+    try:
+        yield
+    finally:
+        if mallopt is not None:
+            mallopt(_M_ARENA_MAX, 0)  # 0: unset, glibc's default by core count
 
 
 def _mallopt() -> Any:
@@ -94,15 +111,16 @@ _heap_lock = threading.Lock()
 
 @contextlib.contextmanager
 def heap_only() -> Iterator[None]:
-    """Large arrays made inside this block come from the heap, never from a mapping of their own, and the
-    heap's free top is kept (see the module's note). When the last block open ends, glibc's settings come
-    back and the heap's free pages go back to the system (`malloc_trim`; not in a process that exits after
-    answering, `ends_after`), so that a window holds no more than it did. For the analyses, not the reads:
-    the read's wide columns, freed once narrowed, would stay resident as holes in the heap while the next
-    table's columns take fresh pages (10M + 10M: the read's peak 1.04 GB in the heap against 0.79 GB
-    mapped). Threads share it: the first block in sets, the last one out restores."""
+    """In a command that answers and exits (`ends_after`), large arrays made inside this block come from
+    the heap, never from a mapping of their own, and the heap's free top is kept (see the module's note);
+    glibc's settings come back when the last block open ends. For the analyses, not the reads: the read's
+    wide columns, freed once narrowed, would stay resident as holes in the heap while the next table's
+    columns take fresh pages (10M + 10M: the read's peak 1.04 GB in the heap against 0.79 GB mapped).
+    A window keeps glibc's own settings: its analyses run on threads with arenas of their own, and a
+    setting of the whole process beside its GUI thread is not worth a frame. Threads share it: the first
+    block in sets, the last one out restores."""
     global _heap_users
-    mallopt = None if any(name.startswith("MALLOC_") for name in os.environ) else _mallopt()
+    mallopt = None if not _ending or any(name.startswith("MALLOC_") for name in os.environ) else _mallopt()
     if mallopt is None:
         yield
         return
@@ -119,13 +137,11 @@ def heap_only() -> Iterator[None]:
             if not _heap_users:
                 mallopt(_M_MMAP_MAX, _MMAP_MAX_DEFAULT)
                 mallopt(_M_TRIM_THRESHOLD, KEEP_FREED)
-                if not _ending:  # a process about to exit gives its memory back by exiting (6 ms at 1M)
-                    _malloc_trim()
 
 
 @contextlib.contextmanager
 def ends_after() -> Iterator[None]:
-    """A command whose process exits when it has answered (cli/common.one_shot)."""
+    """A command whose process exits when it has answered (cli/common.one_shot): `heap_only` applies."""
     global _ending
     was, _ending = _ending, True
     try:
@@ -136,14 +152,15 @@ def ends_after() -> Iterator[None]:
 
 @contextlib.contextmanager
 def give_back_freed() -> Iterator[None]:
-    """Inside this block the heap's free top goes back to the system past 1 MiB, not KEEP_FREED; when it
+    """In a command that answers and exits (`ends_after`; a window keeps its settings), inside this block
+    the heap's free top goes back to the system past 1 MiB, not KEEP_FREED; when it
     ends, what the block freed goes back too (`malloc_trim`). For a reader whose buffers are small and
     short-lived (the Kineto JSON's 256 KiB batches and their decoded events), where KEEP_FREED only piled
     them up. HTA's 109k-event graph-launch trace: peak 44.0 MiB against 46.8 MiB (with sqlite3 no longer
     imported for it), the same CPU time; at 1.09M events 2.7 s either way. glibc's own 128 KiB thresholds
     for mapping and trimming cut the peak as far but mapped every batch's buffers afresh: 1.09M events
     5.1 s against 2.9 s (`_streamed`'s byte joins and zlib's output faulting in new pages)."""
-    mallopt = _mallopt() if _keeping else None
+    mallopt = _mallopt() if _keeping and _ending else None
     if mallopt is not None:
         mallopt(_M_TRIM_THRESHOLD, _SMALL_TOP)
     try:

@@ -12,7 +12,9 @@ from graphscope.core import process
 
 @pytest.fixture
 def calls(monkeypatch):
+    """mallopt's calls, in a command that answers and exits (`ends_after`)."""
     seen: list[tuple] = []
+    monkeypatch.setattr(process, "_ending", True)
     monkeypatch.setattr(process, "_mallopt", lambda: lambda option, value: seen.append((option, value)) or 1)
     monkeypatch.setattr(process, "_malloc_trim", lambda: seen.append(("trim",)))
     for name in [n for n in os.environ if n.startswith("MALLOC_")]:
@@ -23,11 +25,16 @@ def calls(monkeypatch):
 def test_an_analysis_keeps_large_arrays_in_the_heap_and_restores_glibcs_settings_after(calls):
     with process.heap_only():
         assert calls == [(process._M_MMAP_MAX, 0), (process._M_TRIM_THRESHOLD, process._NEVER)]
-    assert calls[2:] == [
-        (process._M_MMAP_MAX, process._MMAP_MAX_DEFAULT),
-        (process._M_TRIM_THRESHOLD, process.KEEP_FREED),
-        ("trim",),  # a window's process gives the free pages back
-    ]
+    restored = [(process._M_MMAP_MAX, process._MMAP_MAX_DEFAULT), (process._M_TRIM_THRESHOLD, process.KEEP_FREED)]
+    assert calls[2:] == restored
+
+
+def test_a_window_keeps_glibcs_settings(calls, monkeypatch):
+    monkeypatch.setattr(process, "_ending", False)
+    monkeypatch.setattr(process, "_keeping", True)
+    with process.heap_only(), process.give_back_freed():
+        pass
+    assert calls == []
 
 
 def test_nested_and_concurrent_blocks_set_once_and_restore_when_the_last_ends(calls):
@@ -45,14 +52,14 @@ def test_nested_and_concurrent_blocks_set_once_and_restore_when_the_last_ends(ca
         inner_done.set()
         worker.join()
         assert calls == [(process._M_MMAP_MAX, 0), (process._M_TRIM_THRESHOLD, process._NEVER)]
-    assert calls[-1] == ("trim",) and len(calls) == 5
+    assert len(calls) == 4 and calls[-1] == (process._M_TRIM_THRESHOLD, process.KEEP_FREED)
 
 
-def test_a_process_that_exits_after_answering_does_not_trim(calls):
-    with process.ends_after(), process.heap_only():
-        pass
-    assert ("trim",) not in calls and calls[-1] == (process._M_TRIM_THRESHOLD, process.KEEP_FREED)
-    assert not process._ending  # left as it was found
+def test_ends_after_is_left_as_it_was_found():
+    assert not process._ending
+    with process.ends_after():
+        assert process._ending
+    assert not process._ending
 
 
 def test_a_users_malloc_setting_wins(calls, monkeypatch):
@@ -119,3 +126,36 @@ def test_a_kineto_trace_is_read_inside_it(monkeypatch):
     monkeypatch.setattr(kineto, "give_back_freed", Watch)
     trace = kineto.load_kineto(Path(__file__).resolve().parents[1] / "data" / "kineto" / "hta__triton_example.json.gz")
     assert entered == [True] and inside == [True] and len(trace.kernels) > 0
+
+
+def test_a_command_that_answers_and_exits_runs_in_one_arena_and_gives_glibc_its_choice_back(calls):
+    with process.one_arena():
+        assert calls == [(process._M_ARENA_MAX, 1)]
+    assert calls == [(process._M_ARENA_MAX, 1), (process._M_ARENA_MAX, 0)]
+
+
+def test_one_shot_commands_run_in_one_arena_and_a_window_does_not(monkeypatch):
+    import argparse
+
+    from graphscope.cli.common import one_shot
+
+    seen = []
+    monkeypatch.setattr(process, "one_arena", lambda: _Recorded(seen, "arena"))
+    monkeypatch.setattr(process, "keep_freed_memory", lambda: seen.append("keep"))
+    one_shot(lambda args: seen.append("command") or 0)(argparse.Namespace())
+    assert seen == ["arena", "command", "arena done"]
+    seen.clear()
+    process._keep_freed_memory()  # what a window's start-up (core.process.prepare) sets: no arena limit
+    assert seen == ["keep"]
+
+
+class _Recorded:
+    def __init__(self, seen, name):
+        self.seen, self.name = seen, name
+
+    def __enter__(self):
+        self.seen.append(self.name)
+
+    def __exit__(self, *exc):
+        self.seen.append(f"{self.name} done")
+        return False
