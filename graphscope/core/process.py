@@ -13,12 +13,12 @@
   never reused by the analysis on the main thread, which faulted in fresh pages instead. 1M + 1M cold
   summary, 3 interleaved rounds: 43-52k minor faults against 66k, peak 203-240 MB against 262 MB,
   system time 0.19-0.28 s against 0.30-0.35 s.
-- The analyses of such a command (`heap_only`) also keep arrays of over 32 MiB (glibc's largest threshold) in the heap:
-  glibc maps each such block afresh and unmaps it when freed, so at 10M events every temporary column of
-  the analysis was new pages (475k of the cold summary's 890k minor faults, 0.84 s of system time). With
-  it (and one arena), 10M + 10M, benchmarks/memory_scale.py, 2 rounds: 478k minor faults, system time
-  108 ns/event against 142 (2M: 141, 6M: 111: flat past the fixed start-up), peak 59.8 B/event against
-  57.4 (freed holes in the heap stay resident).
+- The analyses of such a command (`heap_only`) also keep arrays of over 32 MiB (glibc's largest
+  threshold) in the heap: glibc maps each such block afresh and unmaps it when freed, so at 10M events
+  every temporary column of the analysis was new pages (475k of the cold summary's 890k minor faults,
+  0.84 s of system time). With one arena and this, benchmarks/memory_scale.py, 2 rounds: system time
+  133, 103, 97 ns/event at 2M, 6M, 20M events against 170, 110, 142; at 20M 20 minor faults per 1k
+  events against 44, peak 55.1 B/event against 57.4 (benchmarks/RESULTS.md, round 5).
 """
 
 from __future__ import annotations
@@ -153,13 +153,13 @@ def ends_after() -> Iterator[None]:
 @contextlib.contextmanager
 def give_back_freed() -> Iterator[None]:
     """In a command that answers and exits (`ends_after`; a window keeps its settings), inside this block
-    the heap's free top goes back to the system past 1 MiB, not KEEP_FREED; when it
-    ends, what the block freed goes back too (`malloc_trim`). For a reader whose buffers are small and
+    the heap's free top goes back to the system past 1 MiB, not KEEP_FREED; when it ends, what the block
+    freed goes back too (`malloc_trim`). For a reader whose buffers are small and
     short-lived (the Kineto JSON's 256 KiB batches and their decoded events), where KEEP_FREED only piled
-    them up. HTA's 109k-event graph-launch trace: peak 44.0 MiB against 46.8 MiB (with sqlite3 no longer
-    imported for it), the same CPU time; at 1.09M events 2.7 s either way. glibc's own 128 KiB thresholds
-    for mapping and trimming cut the peak as far but mapped every batch's buffers afresh: 1.09M events
-    5.1 s against 2.9 s (`_streamed`'s byte joins and zlib's output faulting in new pages)."""
+    them up. HTA's 109k-event graph-launch trace: peak 44.0 MiB against 47.5 MiB (1 MB of it sqlite3, no
+    longer imported for such a trace), the same CPU time; at 1.09M events 2.7 s either way. glibc's own
+    128 KiB thresholds for mapping and trimming cut the peak as far but mapped every batch's buffers
+    afresh: 1.09M events 5.1 s against 2.9 s (`_streamed`'s byte joins and zlib's output faulting in new pages)."""
     mallopt = _mallopt() if _keeping and _ending else None
     if mallopt is not None:
         mallopt(_M_TRIM_THRESHOLD, _SMALL_TOP)

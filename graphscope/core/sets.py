@@ -57,20 +57,22 @@ def _isin(values: np.ndarray, among: np.ndarray, invert: bool) -> np.ndarray:
     distinct = unique(among)
     at = np.searchsorted(distinct, values)
     at[at == len(distinct)] = 0
-    found = distinct[at] == values
+    found: np.ndarray = np.equal(distinct[at], values)
     return ~found if invert else found
 
 
 def intersect(first: Any, second: Any) -> np.ndarray:
     """The sorted distinct values in both, as `np.intersect1d`."""
     mine = unique(first)
-    return mine[isin(mine, second)]
+    kept: np.ndarray = mine[isin(mine, second)]
+    return kept
 
 
 def difference(first: Any, second: Any) -> np.ndarray:
     """The sorted distinct values of `first` not in `second`, as `np.setdiff1d`."""
     mine = unique(first)
-    return mine[isin(mine, second, invert=True)]
+    kept: np.ndarray = mine[isin(mine, second, invert=True)]
+    return kept
 
 
 def union(first: Any, second: Any) -> np.ndarray:
