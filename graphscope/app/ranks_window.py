@@ -30,6 +30,8 @@ def job_of_folder(
 ) -> dict[str, Any]:
     """The job's cross-rank view, from `graphscope summary FOLDER --json` in a child process."""
     progress(0.1, f"analysing the rank traces in {folder.name}…")
+    if cancel is not None:
+        cancel.check()  # cancelled before it began: no child at all
     command = [sys.executable, "-m", "graphscope", "summary", str(folder), "--json"]
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while True:
@@ -41,6 +43,8 @@ def job_of_folder(
                 child.kill()
                 child.communicate()
                 raise Cancelled() from None
+    if cancel is not None:
+        cancel.check()  # cancelled while a small job (0.17 s) finished: the user asked for no answer
     if child.returncode not in (0, 2) or not out.strip():
         lines = [line for line in err.strip().splitlines() if line.strip()]
         raise BadInputError(lines[-1].removeprefix("graphscope: error: ") if lines else f"{folder}: no rank traces")

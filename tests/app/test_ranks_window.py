@@ -53,6 +53,23 @@ def test_a_cancelled_rank_job_stops_its_child_and_says_cancelled(tmp_path):
         job_of_folder(folder, cancel=token)
 
 
+def test_a_rank_job_cancelled_while_its_child_runs_says_cancelled(tmp_path):
+    """Cancelled once the child started: it is killed, or (a small job answers in 0.17 s) its answer is
+    dropped; either way the window says cancelled, never shows the answer."""
+    import threading
+
+    from graphscope.app.ranks_window import job_of_folder
+    from graphscope.core.errors import Cancelled
+    from graphscope.core.progress import CancelToken
+
+    folder = tmp_path / "job"
+    write_rank_set(folder, world=2, steps=4)
+    token = CancelToken()
+    threading.Timer(0.05, token.cancel).start()
+    with pytest.raises(Cancelled, match="cancelled by the user"):
+        job_of_folder(folder, cancel=token)
+
+
 def test_file_menu_opens_the_demo_rank_set(window, monkeypatch):
     from graphscope.core.settings import demo_ranks
 
