@@ -141,8 +141,8 @@ def one_shot(command: Command) -> Command:
     """A command that reads, answers and exits: Python's cycle collector stays off while it runs. Its
     arrays are freed by reference counting; the collector would only rescan the objects of the imports
     (7 ms of a 1M-event summary). Its threads share one malloc arena (core/process.one_arena). It is left
-    as it was found: where a window's process runs a command
-    (its tests), the window keeps its collector off (app/workers.collect_garbage_on_gui_thread)."""
+    as it was found: where a window's process runs a command (its tests), the window keeps its collector
+    off (app/workers.collect_garbage_on_gui_thread)."""
 
     @functools.wraps(command)
     def run(args: argparse.Namespace) -> int:
