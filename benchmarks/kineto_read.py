@@ -57,6 +57,8 @@ from hta.trace_analysis import TraceAnalysis
 analysis = TraceAnalysis(trace_dir=sys.argv[1])
 print(len(next(iter(analysis.t.traces.values()))))
 """
+# The floor's structs are trace/kineto_json.py's Args and Event, written out: importing that module loads the
+# graphscope.trace package (the SQLite reader, NumPy), and the floor is the decode alone, in a bare process.
 FLOOR = """
 import gc, gzip, sys
 import msgspec
